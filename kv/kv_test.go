@@ -1,0 +1,37 @@
+package kv
+
+import "testing"
+
+func row(dim int, v float32) []float32 {
+	r := make([]float32, dim)
+	for i := range r {
+		r[i] = v
+	}
+	return r
+}
+
+func TestSlidingRingKeepsWindow(t *testing.T) {
+	const dim, window = 8, 16
+	full, sliding := NewLayer(dim, 0), NewLayer(dim, window)
+	for p := 0; p < 4*window; p++ {
+		full.Append(row(dim, float32(p)), row(dim, -float32(p)))
+		sliding.Append(row(dim, float32(p)), row(dim, -float32(p)))
+	}
+	if sliding.Stored() != window || sliding.Bytes() != 2*4*dim*window {
+		t.Errorf("sliding layer holds %d positions in %d bytes, want %d in %d", sliding.Stored(), sliding.Bytes(), window, 2*4*dim*window)
+	}
+	if full.Stored() != 4*window {
+		t.Errorf("full layer holds %d", full.Stored())
+	}
+	for p := sliding.First(); p < sliding.Len(); p++ {
+		if sliding.Key(p)[0] != float32(p) || sliding.Value(p)[dim-1] != -float32(p) {
+			t.Fatalf("position %d: got %v", p, sliding.Key(p)[0])
+		}
+	}
+	if err := sliding.Truncate(sliding.Len() - 1); err == nil {
+		t.Error("rewinding a full ring should fail: the position it needs is gone")
+	}
+	if err := full.Truncate(10); err != nil || full.Len() != 10 {
+		t.Errorf("truncate full: %v", err)
+	}
+}

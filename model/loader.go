@@ -1,0 +1,46 @@
+package model
+
+import "github.com/siskin-ml/siskin/tensor"
+
+// Loader fetches weights from a Source, keeping the first error so that a
+// model's Load reads as a plain list of tensors, and adds up their bytes.
+type Loader struct {
+	Source *Source
+	Err    error
+	Bytes  int64
+}
+
+// Matrix fetches a [rows, cols] weight (nil after an error).
+func (l *Loader) Matrix(n Names, layer, rows, cols int) *tensor.Matrix {
+	if l.Err != nil {
+		return nil
+	}
+	m, err := l.Source.Matrix(n, layer, rows, cols)
+	if err != nil {
+		l.Err = err
+		return nil
+	}
+	l.Bytes += int64(len(m.Data))
+	return m
+}
+
+// Vector fetches a 1-D weight as float32 (nil after an error).
+func (l *Loader) Vector(n Names, layer, size int) []float32 {
+	if l.Err != nil {
+		return nil
+	}
+	v, err := l.Source.Vector(n, layer, size)
+	if err != nil {
+		l.Err = err
+		return nil
+	}
+	l.Bytes += int64(4 * size)
+	return v
+}
+
+// Rows is a zero-copy view of n rows of w starting at row r; it splits
+// fused projections.
+func Rows(w *tensor.Matrix, r, n int) *tensor.Matrix {
+	s := w.RowStride()
+	return &tensor.Matrix{Name: w.Name, Type: w.Type, Rows: n, Cols: w.Cols, Data: w.Data[r*s : (r+n)*s]}
+}

@@ -1,0 +1,186 @@
+// Package qwen3 implements the Qwen3 dense decoder: grouped-query
+// attention with RMSNorm on each query and key head before NeoX RoPE,
+// SiLU-gated feed-forward, tied or untied output head.
+package qwen3
+
+import (
+	"github.com/siskin-ml/siskin/kernels"
+	"github.com/siskin-ml/siskin/kv"
+	"github.com/siskin-ml/siskin/model"
+	"github.com/siskin-ml/siskin/tensor"
+)
+
+// Tensor names in each format; %d is the layer.
+var (
+	nEmbed    = model.Names{GGUF: "token_embd.weight", HF: "model.embed_tokens.weight"}
+	nOutNorm  = model.Names{GGUF: "output_norm.weight", HF: "model.norm.weight"}
+	nOutput   = model.Names{GGUF: "output.weight", HF: "lm_head.weight"}
+	nAttnNorm = model.Names{GGUF: "blk.%d.attn_norm.weight", HF: "model.layers.%d.input_layernorm.weight"}
+	nQ        = model.Names{GGUF: "blk.%d.attn_q.weight", HF: "model.layers.%d.self_attn.q_proj.weight"}
+	nK        = model.Names{GGUF: "blk.%d.attn_k.weight", HF: "model.layers.%d.self_attn.k_proj.weight"}
+	nV        = model.Names{GGUF: "blk.%d.attn_v.weight", HF: "model.layers.%d.self_attn.v_proj.weight"}
+	nQNorm    = model.Names{GGUF: "blk.%d.attn_q_norm.weight", HF: "model.layers.%d.self_attn.q_norm.weight"}
+	nKNorm    = model.Names{GGUF: "blk.%d.attn_k_norm.weight", HF: "model.layers.%d.self_attn.k_norm.weight"}
+	nAttnOut  = model.Names{GGUF: "blk.%d.attn_output.weight", HF: "model.layers.%d.self_attn.o_proj.weight"}
+	nFFNNorm  = model.Names{GGUF: "blk.%d.ffn_norm.weight", HF: "model.layers.%d.post_attention_layernorm.weight"}
+	nFFNGate  = model.Names{GGUF: "blk.%d.ffn_gate.weight", HF: "model.layers.%d.mlp.gate_proj.weight"}
+	nFFNUp    = model.Names{GGUF: "blk.%d.ffn_up.weight", HF: "model.layers.%d.mlp.up_proj.weight"}
+	nFFNDown  = model.Names{GGUF: "blk.%d.ffn_down.weight", HF: "model.layers.%d.mlp.down_proj.weight"}
+)
+
+type layer struct {
+	attnNorm, qNorm, kNorm, ffnNorm []float32
+	wq, wk, wv, wo                  *tensor.Matrix
+	ffnGate, ffnUp, ffnDown         *tensor.Matrix
+}
+
+// Model is a loaded Qwen3.
+type Model struct {
+	cfg           model.Config
+	embed, output *tensor.Matrix
+	outNorm       []float32
+	layers        []layer
+	rope          *kernels.RoPETable
+	attn          model.Attention
+	weightBytes   int64
+}
+
+// Config reads the hyper-parameters.
+func Config(s *model.Source) (*model.Config, error) {
+	c, err := s.Common()
+	if err != nil {
+		return nil, err
+	}
+	c.Rope = model.RopeNeoX
+	theta, ok := s.Float(model.Param{GGUF: "rope.freq_base", HF: "rope_theta"})
+	if !ok {
+		theta = 1e6
+	}
+	rot, ok := s.Int(model.Param{GGUF: "rope.dimension_count"})
+	if !ok {
+		rot = c.HeadDim
+	}
+	if s.Format == model.HF {
+		tied, ok := s.HFBool("tie_word_embeddings")
+		c.Tied = tied || !ok && !s.Has(nOutput, 0)
+	} else {
+		c.Tied = !s.Has(nOutput, 0)
+	}
+	c.LayerSpecs = make([]model.LayerSpec, c.Layers)
+	for i := range c.LayerSpecs {
+		c.LayerSpecs[i] = model.LayerSpec{RopeDims: rot, RopeTheta: theta}
+	}
+	return c, c.Validate(s.Path)
+}
+
+// Load maps the weights of a Qwen3 model.
+func Load(s *model.Source) (*Model, error) {
+	c, err := Config(s)
+	if err != nil {
+		return nil, err
+	}
+	m := &Model{cfg: *c, attn: model.Attention{Heads: c.Heads, KVHeads: c.KVHeads, HeadDim: c.HeadDim, Scale: model.InvSqrt(c.HeadDim)}}
+	w := &model.Loader{Source: s}
+	m.embed = w.Matrix(nEmbed, 0, c.Vocab, c.Hidden)
+	m.outNorm = w.Vector(nOutNorm, 0, c.Hidden)
+	m.output = m.embed
+	if !c.Tied {
+		m.output = w.Matrix(nOutput, 0, c.Vocab, c.Hidden)
+	}
+	qd, kvd := c.QDim(), c.KVDim()
+	for i := 0; i < c.Layers; i++ {
+		m.layers = append(m.layers, layer{
+			attnNorm: w.Vector(nAttnNorm, i, c.Hidden),
+			wq:       w.Matrix(nQ, i, qd, c.Hidden),
+			wk:       w.Matrix(nK, i, kvd, c.Hidden),
+			wv:       w.Matrix(nV, i, kvd, c.Hidden),
+			qNorm:    w.Vector(nQNorm, i, c.HeadDim),
+			kNorm:    w.Vector(nKNorm, i, c.HeadDim),
+			wo:       w.Matrix(nAttnOut, i, c.Hidden, qd),
+			ffnNorm:  w.Vector(nFFNNorm, i, c.Hidden),
+			ffnGate:  w.Matrix(nFFNGate, i, c.FFN, c.Hidden),
+			ffnUp:    w.Matrix(nFFNUp, i, c.FFN, c.Hidden),
+			ffnDown:  w.Matrix(nFFNDown, i, c.Hidden, c.FFN),
+		})
+	}
+	if w.Err != nil {
+		return nil, w.Err
+	}
+	m.rope = kernels.NewRoPETable(c.LayerSpecs[0].RopeDims, c.LayerSpecs[0].RopeTheta)
+	m.weightBytes = w.Bytes
+	return m, nil
+}
+
+// Config returns the hyper-parameters.
+func (m *Model) Config() *model.Config { return &m.cfg }
+
+// NewCache returns an empty cache.
+func (m *Model) NewCache() *kv.Cache { return m.cfg.NewCache() }
+
+// WeightBytes is the size of the weights read per token.
+func (m *Model) WeightBytes() int64 { return m.weightBytes }
+
+// Forward runs a batch of tokens; see model.Model.
+func (m *Model) Forward(cache *kv.Cache, tokens []int, all bool) ([]float32, error) {
+	c := &m.cfg
+	if err := c.CheckTokens(tokens); err != nil {
+		return nil, err
+	}
+	n, d, qd, kvd, hd := len(tokens), c.Hidden, c.QDim(), c.KVDim(), c.HeadDim
+	start := cache.Len()
+
+	x := make([]float32, n*d) // residual stream
+	h := make([]float32, n*d)
+	q := make([]float32, n*qd)
+	k := make([]float32, n*kvd)
+	v := make([]float32, n*kvd)
+	att := make([]float32, n*qd)
+	up := make([]float32, n*c.FFN)
+	act := make([]float32, n*c.FFN)
+	scores := make([]float32, start+n)
+
+	model.Embed(x, m.embed, tokens)
+	for li := range m.layers {
+		l := &m.layers[li]
+		layerCache := cache.Layers[li]
+
+		// Attention block: per-head RMSNorm on q and k, then RoPE.
+		model.RMSNormRows(h, x, l.attnNorm, c.Eps)
+		model.Linear(q, l.wq, h, n)
+		model.Linear(k, l.wk, h, n)
+		model.Linear(v, l.wv, h, n)
+		model.RMSNormRows(q, q, l.qNorm, c.Eps)
+		model.RMSNormRows(k, k, l.kNorm, c.Eps)
+		for t := 0; t < n; t++ {
+			pos := start + t
+			qt, kt := q[t*qd:(t+1)*qd], k[t*kvd:(t+1)*kvd]
+			for j := 0; j < c.Heads; j++ {
+				m.rope.NeoX(qt[j*hd:(j+1)*hd], pos)
+			}
+			for j := 0; j < c.KVHeads; j++ {
+				m.rope.NeoX(kt[j*hd:(j+1)*hd], pos)
+			}
+			layerCache.Append(kt, v[t*kvd:(t+1)*kvd])
+			m.attn.Attend(att[t*qd:(t+1)*qd], qt, layerCache, scores)
+		}
+		model.Linear(h, l.wo, att, n)
+		kernels.Add(x, h)
+
+		// Feed-forward block: down(silu(gate h2) * up h2).
+		model.RMSNormRows(h, x, l.ffnNorm, c.Eps)
+		model.Linear(act, l.ffnGate, h, n)
+		model.Linear(up, l.ffnUp, h, n)
+		kernels.SiLU(act)
+		kernels.Mul(act, up)
+		model.Linear(h, l.ffnDown, act, n)
+		kernels.Add(x, h)
+	}
+
+	if !all {
+		x, n = x[(n-1)*d:], 1
+	}
+	model.RMSNormRows(h[:n*d], x, m.outNorm, c.Eps)
+	logits := make([]float32, n*c.Vocab)
+	model.Linear(logits, m.output, h[:n*d], n)
+	return logits, nil
+}

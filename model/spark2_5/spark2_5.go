@@ -1,0 +1,262 @@
+// Package spark2_5 implements Spark-X2.5 (model_type spark2_5): three
+// sliding-window layers per full layer, RoPE theta and rotary width per
+// layer type, a head-wise sigmoid gate on the attention output, a fused
+// QKV projection, erf GELU and tied embeddings. Semantics follow the
+// Hugging Face reference; see docs/spark2_5.md in the shared folder.
+package spark2_5
+
+import (
+	"fmt"
+
+	"github.com/siskin-ml/siskin/kernels"
+	"github.com/siskin-ml/siskin/kv"
+	"github.com/siskin-ml/siskin/model"
+	"github.com/siskin-ml/siskin/tensor"
+)
+
+// Tensor names in each format; %d is the layer.
+var (
+	nEmbed    = model.Names{GGUF: "token_embd.weight", HF: "model.embedding.weight"}
+	nOutNorm  = model.Names{GGUF: "output_norm.weight", HF: "model.norm.weight"}
+	nOutput   = model.Names{GGUF: "output.weight"} // tied when absent; HF lm_head is ignored (always tied)
+	nAttnNorm = model.Names{GGUF: "blk.%d.attn_norm.weight", HF: "model.layers.%d.input_layernorm.weight"}
+	nQKV      = model.Names{GGUF: "blk.%d.attn_qkv.weight", HF: "model.layers.%d.self_attn.q_k_v_proj.weight"}
+	nQ        = model.Names{GGUF: "blk.%d.attn_q.weight"}
+	nK        = model.Names{GGUF: "blk.%d.attn_k.weight"}
+	nV        = model.Names{GGUF: "blk.%d.attn_v.weight"}
+	nGate     = model.Names{GGUF: "blk.%d.attn_gate.weight", HF: "model.layers.%d.self_attn.g_proj.weight"}
+	nAttnOut  = model.Names{GGUF: "blk.%d.attn_output.weight", HF: "model.layers.%d.self_attn.out_proj.weight"}
+	nFFNNorm  = model.Names{GGUF: "blk.%d.ffn_norm.weight", HF: "model.layers.%d.post_attention_layernorm.weight"}
+	nFFNGate  = model.Names{GGUF: "blk.%d.ffn_gate.weight", HF: "model.layers.%d.mlp.gate_proj.weight"}
+	nFFNUp    = model.Names{GGUF: "blk.%d.ffn_up.weight", HF: "model.layers.%d.mlp.up_proj.weight"}
+	nFFNDown  = model.Names{GGUF: "blk.%d.ffn_down.weight", HF: "model.layers.%d.mlp.down_proj.weight"}
+)
+
+type layer struct {
+	attnNorm, ffnNorm       []float32
+	wq, wk, wv, wg, wo      *tensor.Matrix
+	ffnGate, ffnUp, ffnDown *tensor.Matrix
+	rope                    *kernels.RoPETable
+}
+
+// Model is a loaded Spark-X2.5.
+type Model struct {
+	cfg           model.Config
+	embed, output *tensor.Matrix
+	outNorm       []float32
+	layers        []layer
+	attn          model.Attention
+	weightBytes   int64
+}
+
+// Config reads the hyper-parameters.
+func Config(s *model.Source) (*model.Config, error) {
+	c, err := s.Common()
+	if err != nil {
+		return nil, err
+	}
+	c.Rope = model.RopeNeoX
+	c.Tied = !s.Has(nOutput, 0)
+	c.SlidingWindow, err = s.MustInt(model.Param{GGUF: "attention.sliding_window", HF: "sliding_window"})
+	if err != nil {
+		return nil, err
+	}
+	sliding := make([]bool, c.Layers)
+	var fullRot, swaRot int
+	var fullTheta, swaTheta float64
+	if s.Format == model.GGUF {
+		pat, ok := s.GGUF.Bools(c.Arch + ".attention.sliding_window_pattern")
+		if !ok || len(pat) != c.Layers {
+			return nil, fmt.Errorf("%s: %s.attention.sliding_window_pattern must be %d bools", s.Path, c.Arch, c.Layers)
+		}
+		copy(sliding, pat)
+		if fullTheta, err = s.MustFloat(model.Param{GGUF: "rope.freq_base"}); err != nil {
+			return nil, err
+		}
+		if swaTheta, err = s.MustFloat(model.Param{GGUF: "rope.freq_base_swa"}); err != nil {
+			return nil, err
+		}
+		if fullRot, err = s.MustInt(model.Param{GGUF: "rope.dimension_count"}); err != nil {
+			return nil, err
+		}
+		if swaRot, err = s.MustInt(model.Param{GGUF: "rope.dimension_count_swa"}); err != nil {
+			return nil, err
+		}
+	} else {
+		types, ok := s.HFStrings("layer_types")
+		if !ok || len(types) != c.Layers {
+			return nil, fmt.Errorf("%s/config.json: layer_types must list %d layer types", s.Path, c.Layers)
+		}
+		for i, t := range types {
+			switch t {
+			case "sliding_attention":
+				sliding[i] = true
+			case "full_attention":
+			default:
+				return nil, fmt.Errorf("%s/config.json: layer_types[%d] = %q (want sliding_attention or full_attention)", s.Path, i, t)
+			}
+		}
+		if g, ok := s.HFBool("headwise_attn_output_gate"); !ok || !g {
+			return nil, fmt.Errorf("%s/config.json: headwise_attn_output_gate must be true", s.Path)
+		}
+		if m, ok := s.HFString("gate_attn_act_mode"); ok && m != "sigmoid" {
+			return nil, fmt.Errorf("%s/config.json: gate_attn_act_mode %q is not supported (only sigmoid)", s.Path, m)
+		}
+		if a, ok := s.HFString("hidden_act"); ok && a != "gelu" {
+			return nil, fmt.Errorf("%s/config.json: hidden_act %q is not supported (spark2_5 uses erf gelu)", s.Path, a)
+		}
+		rot := func(kind string) (int, float64, error) {
+			f, err := s.MustFloat(model.Param{HF: "rope_parameters." + kind + ".partial_rotary_factor"})
+			if err != nil {
+				return 0, 0, err
+			}
+			th, err := s.MustFloat(model.Param{HF: "rope_parameters." + kind + ".rope_theta"})
+			return int(f * float64(c.HeadDim)), th, err
+		}
+		if fullRot, fullTheta, err = rot("full_attention"); err != nil {
+			return nil, err
+		}
+		if swaRot, swaTheta, err = rot("sliding_attention"); err != nil {
+			return nil, err
+		}
+	}
+	c.LayerSpecs = make([]model.LayerSpec, c.Layers)
+	for i := range c.LayerSpecs {
+		c.LayerSpecs[i] = model.LayerSpec{Sliding: false, RopeDims: fullRot, RopeTheta: fullTheta}
+		if sliding[i] {
+			c.LayerSpecs[i] = model.LayerSpec{Sliding: true, RopeDims: swaRot, RopeTheta: swaTheta}
+		}
+	}
+	return c, c.Validate(s.Path)
+}
+
+// Load maps the weights of a Spark-X2.5 model. The fused QKV projection is
+// split into three row ranges (no copy).
+func Load(s *model.Source) (*Model, error) {
+	c, err := Config(s)
+	if err != nil {
+		return nil, err
+	}
+	m := &Model{cfg: *c, attn: model.Attention{Heads: c.Heads, KVHeads: c.KVHeads, HeadDim: c.HeadDim, Scale: model.InvSqrt(c.HeadDim)}}
+	w := &model.Loader{Source: s}
+	m.embed = w.Matrix(nEmbed, 0, c.Vocab, c.Hidden)
+	m.outNorm = w.Vector(nOutNorm, 0, c.Hidden)
+	m.output = m.embed
+	if !c.Tied {
+		m.output = w.Matrix(nOutput, 0, c.Vocab, c.Hidden)
+	}
+	ropes := map[model.LayerSpec]*kernels.RoPETable{}
+	qd, kvd := c.QDim(), c.KVDim()
+	for i := 0; i < c.Layers; i++ {
+		var l layer
+		l.attnNorm = w.Vector(nAttnNorm, i, c.Hidden)
+		if s.Has(nQKV, i) {
+			qkv := w.Matrix(nQKV, i, qd+2*kvd, c.Hidden)
+			if qkv != nil {
+				l.wq, l.wk, l.wv = model.Rows(qkv, 0, qd), model.Rows(qkv, qd, kvd), model.Rows(qkv, qd+kvd, kvd)
+			}
+		} else {
+			l.wq = w.Matrix(nQ, i, qd, c.Hidden)
+			l.wk = w.Matrix(nK, i, kvd, c.Hidden)
+			l.wv = w.Matrix(nV, i, kvd, c.Hidden)
+		}
+		l.wg = w.Matrix(nGate, i, c.Heads, c.Hidden)
+		l.wo = w.Matrix(nAttnOut, i, c.Hidden, qd)
+		l.ffnNorm = w.Vector(nFFNNorm, i, c.Hidden)
+		l.ffnGate = w.Matrix(nFFNGate, i, c.FFN, c.Hidden)
+		l.ffnUp = w.Matrix(nFFNUp, i, c.FFN, c.Hidden)
+		l.ffnDown = w.Matrix(nFFNDown, i, c.Hidden, c.FFN)
+		spec := c.LayerSpecs[i]
+		if ropes[spec] == nil {
+			ropes[spec] = kernels.NewRoPETable(spec.RopeDims, spec.RopeTheta)
+		}
+		l.rope = ropes[spec]
+		m.layers = append(m.layers, l)
+	}
+	if w.Err != nil {
+		return nil, w.Err
+	}
+	m.weightBytes = w.Bytes
+	return m, nil
+}
+
+// Config returns the hyper-parameters.
+func (m *Model) Config() *model.Config { return &m.cfg }
+
+// NewCache returns an empty cache: rings for sliding layers.
+func (m *Model) NewCache() *kv.Cache { return m.cfg.NewCache() }
+
+// WeightBytes is the size of the weights read per token.
+func (m *Model) WeightBytes() int64 { return m.weightBytes }
+
+// Forward runs a batch of tokens; see model.Model.
+func (m *Model) Forward(cache *kv.Cache, tokens []int, all bool) ([]float32, error) {
+	c := &m.cfg
+	if err := c.CheckTokens(tokens); err != nil {
+		return nil, err
+	}
+	n, d, qd, kvd, hd := len(tokens), c.Hidden, c.QDim(), c.KVDim(), c.HeadDim
+	start := cache.Len()
+
+	x := make([]float32, n*d) // residual stream
+	h := make([]float32, n*d)
+	q := make([]float32, n*qd)
+	k := make([]float32, n*kvd)
+	v := make([]float32, n*kvd)
+	g := make([]float32, n*c.Heads)
+	att := make([]float32, n*qd)
+	up := make([]float32, n*c.FFN)
+	act := make([]float32, n*c.FFN)
+	scores := make([]float32, start+n)
+
+	model.Embed(x, m.embed, tokens)
+	for li := range m.layers {
+		l := &m.layers[li]
+		layerCache := cache.Layers[li]
+
+		// Attention block.
+		model.RMSNormRows(h, x, l.attnNorm, c.Eps)
+		model.Linear(q, l.wq, h, n)
+		model.Linear(k, l.wk, h, n)
+		model.Linear(v, l.wv, h, n)
+		model.Linear(g, l.wg, h, n)
+		for t := 0; t < n; t++ {
+			pos := start + t
+			qt, kt := q[t*qd:(t+1)*qd], k[t*kvd:(t+1)*kvd]
+			for j := 0; j < c.Heads; j++ {
+				l.rope.NeoX(qt[j*hd:(j+1)*hd], pos)
+			}
+			for j := 0; j < c.KVHeads; j++ {
+				l.rope.NeoX(kt[j*hd:(j+1)*hd], pos)
+			}
+			layerCache.Append(kt, v[t*kvd:(t+1)*kvd])
+			out := att[t*qd : (t+1)*qd]
+			m.attn.Attend(out, qt, layerCache, scores)
+			// Head-wise sigmoid gate, before the output projection.
+			gt := g[t*c.Heads : (t+1)*c.Heads]
+			kernels.Sigmoid(gt)
+			for j := 0; j < c.Heads; j++ {
+				kernels.Scale(out[j*hd:(j+1)*hd], gt[j])
+			}
+		}
+		model.Linear(h, l.wo, att, n)
+		kernels.Add(x, h)
+
+		// Feed-forward block: down(gelu_erf(gate h2) * up h2).
+		model.RMSNormRows(h, x, l.ffnNorm, c.Eps)
+		model.Linear(act, l.ffnGate, h, n)
+		model.Linear(up, l.ffnUp, h, n)
+		kernels.GELUErf(act)
+		kernels.Mul(act, up)
+		model.Linear(h, l.ffnDown, act, n)
+		kernels.Add(x, h)
+	}
+
+	if !all {
+		x, n = x[(n-1)*d:], 1
+	}
+	model.RMSNormRows(h[:n*d], x, m.outNorm, c.Eps)
+	logits := make([]float32, n*c.Vocab)
+	model.Linear(logits, m.output, h[:n*d], n)
+	return logits, nil
+}
