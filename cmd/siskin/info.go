@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"sort"
 	"text/tabwriter"
 
@@ -40,7 +39,7 @@ func infoCmd() *cobra.Command {
 					ctxLen = 4096
 				}
 			}
-			w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
+			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
 			p := func(k string, v any) { fmt.Fprintf(w, "%s\t%v\n", k, v) }
 			p("path", s.Path)
 			p("format", s.Format)

@@ -10,6 +10,13 @@ import (
 )
 
 func main() {
+	if err := rootCmd().Execute(); err != nil {
+		fmt.Fprintln(os.Stderr, "siskin:", err)
+		os.Exit(1)
+	}
+}
+
+func rootCmd() *cobra.Command {
 	root := &cobra.Command{
 		Use:           "siskin",
 		Short:         "Fast CPU inference for small language models",
@@ -17,8 +24,5 @@ func main() {
 		SilenceErrors: true,
 	}
 	root.AddCommand(runCmd(), infoCmd())
-	if err := root.Execute(); err != nil {
-		fmt.Fprintln(os.Stderr, "siskin:", err)
-		os.Exit(1)
-	}
+	return root
 }

@@ -68,7 +68,7 @@ func runCmd() *cobra.Command {
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 			defer stop()
-			w := bufio.NewWriter(os.Stdout)
+			w := bufio.NewWriter(cmd.OutOrStdout())
 			defer w.Flush()
 			dec := tok.NewStreamDecoder()
 			if !printIDs {
