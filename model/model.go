@@ -19,12 +19,24 @@ type Model interface {
 	Config() *Config
 	// NewCache returns an empty KV cache shaped for this model.
 	NewCache() *kv.Cache
-	// Forward runs tokens at the positions following those in the cache,
-	// appends their keys and values, and returns logits: one row of Vocab
-	// per token when all is true, otherwise only the last token's row.
+	// ForwardBatch runs one step for several sequences at once: each
+	// sequence's tokens follow the positions its cache holds, their keys and
+	// values are appended, and per sequence the logits come back (one row
+	// of Vocab per token when AllLogits, otherwise the last token's row).
+	ForwardBatch(seqs []Seq) ([][]float32, error)
+	// Forward runs one sequence: ForwardBatch with one Seq.
 	Forward(c *kv.Cache, tokens []int, all bool) ([]float32, error)
 	// WeightBytes is the size of the weights the forward pass reads.
 	WeightBytes() int64
+}
+
+// Forward runs one sequence's tokens; see ForwardBatch.
+func Forward(m Model, c *kv.Cache, tokens []int, all bool) ([]float32, error) {
+	out, err := m.ForwardBatch([]Seq{{Cache: c, Tokens: tokens, AllLogits: all}})
+	if err != nil {
+		return nil, err
+	}
+	return out[0], nil
 }
 
 // NewCache builds a cache with a full or sliding layer per LayerSpec.

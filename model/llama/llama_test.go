@@ -84,3 +84,9 @@ func BenchmarkForward(b *testing.B) {
 		})
 	}
 }
+
+func TestBatchInvariance(t *testing.T) {
+	m := open(t, testdata.Path(t, "llm", "tiny", "models", "llama-tiny-q4_k_m.gguf"))
+	g := modeltest.Load(t, testdata.Path(t, "llm", "tiny", "golden", "llamacpp"), "llama-tiny-q4_k_m")
+	modeltest.CheckBatchInvariance(t, m, g.PromptIDs)
+}

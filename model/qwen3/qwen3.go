@@ -120,14 +120,19 @@ func (m *Model) NewCache() *kv.Cache { return m.cfg.NewCache() }
 // WeightBytes is the size of the weights read per token.
 func (m *Model) WeightBytes() int64 { return m.weightBytes }
 
-// Forward runs a batch of tokens; see model.Model.
+// Forward runs one sequence's tokens; see model.Model.
 func (m *Model) Forward(cache *kv.Cache, tokens []int, all bool) ([]float32, error) {
+	return model.Forward(m, cache, tokens, all)
+}
+
+// ForwardBatch runs one step for several sequences; see model.Model.
+func (m *Model) ForwardBatch(seqs []model.Seq) ([][]float32, error) {
 	c := &m.cfg
-	if err := c.CheckTokens(tokens); err != nil {
+	b, err := c.NewBatch(seqs)
+	if err != nil {
 		return nil, err
 	}
-	n, d, qd, kvd, hd := len(tokens), c.Hidden, c.QDim(), c.KVDim(), c.HeadDim
-	start := cache.Len()
+	n, d, qd, kvd, hd := len(b.Tokens), c.Hidden, c.QDim(), c.KVDim(), c.HeadDim
 
 	x := make([]float32, n*d) // residual stream
 	h := make([]float32, n*d)
@@ -137,12 +142,11 @@ func (m *Model) Forward(cache *kv.Cache, tokens []int, all bool) ([]float32, err
 	att := make([]float32, n*qd)
 	up := make([]float32, n*c.FFN)
 	act := make([]float32, n*c.FFN)
-	scores := make([]float32, start+n)
+	scores := make([]float32, b.MaxLen)
 
-	model.Embed(x, m.embed, tokens)
+	model.Embed(x, m.embed, b.Tokens)
 	for li := range m.layers {
 		l := &m.layers[li]
-		layerCache := cache.Layers[li]
 
 		// Attention block: per-head RMSNorm on q and k, then RoPE.
 		model.RMSNormRows(h, x, l.attnNorm, c.Eps)
@@ -152,7 +156,7 @@ func (m *Model) Forward(cache *kv.Cache, tokens []int, all bool) ([]float32, err
 		model.RMSNormRows(q, q, l.qNorm, c.Eps)
 		model.RMSNormRows(k, k, l.kNorm, c.Eps)
 		for t := 0; t < n; t++ {
-			pos := start + t
+			pos, layerCache := b.Pos[t], b.Cache[t].Layers[li]
 			qt, kt := q[t*qd:(t+1)*qd], k[t*kvd:(t+1)*kvd]
 			for j := 0; j < c.Heads; j++ {
 				m.rope.NeoX(qt[j*hd:(j+1)*hd], pos)
@@ -176,11 +180,11 @@ func (m *Model) Forward(cache *kv.Cache, tokens []int, all bool) ([]float32, err
 		kernels.Add(x, h)
 	}
 
-	if !all {
-		x, n = x[(n-1)*d:], 1
-	}
-	model.RMSNormRows(h[:n*d], x, m.outNorm, c.Eps)
-	logits := make([]float32, n*c.Vocab)
-	model.Linear(logits, m.output, h[:n*d], n)
-	return logits, nil
+	// Logits only for the rows that need them.
+	x = b.Gather(make([]float32, len(b.OutRows)*d), x, d)
+	no := len(b.OutRows)
+	model.RMSNormRows(h[:no*d], x, m.outNorm, c.Eps)
+	logits := make([]float32, no*c.Vocab)
+	model.Linear(logits, m.output, h[:no*d], no)
+	return b.Split(logits, c.Vocab), nil
 }

@@ -56,3 +56,9 @@ func BenchmarkForward(b *testing.B) {
 		})
 	}
 }
+
+func TestBatchInvariance(t *testing.T) {
+	m := open(t, tiny(t, "hf", "qwen3-tiny", "bf16"))
+	g := modeltest.Load(t, tiny(t, "golden", "ref"), "qwen3-tiny-f32.ref")
+	modeltest.CheckBatchInvariance(t, m, g.PromptIDs)
+}

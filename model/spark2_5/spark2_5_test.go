@@ -159,3 +159,9 @@ func BenchmarkForward(b *testing.B) {
 		})
 	}
 }
+
+func TestBatchInvariance(t *testing.T) {
+	m := open(t, tiny(t, "models", "spark2_5-tiny-q4_k_m.gguf"))
+	g := modeltest.Load(t, tiny(t, "golden", "ref"), "spark2_5-tiny-f32.ref")
+	modeltest.CheckBatchInvariance(t, m, g.PromptIDs)
+}

@@ -1,0 +1,75 @@
+package model
+
+import (
+	"fmt"
+
+	"github.com/siskin-ml/siskin/kv"
+)
+
+// Seq is one sequence's share of a batched forward step: its cache and the
+// tokens that follow what the cache holds.
+type Seq struct {
+	Cache     *kv.Cache
+	Tokens    []int
+	AllLogits bool // logits for every token, otherwise only for the last
+}
+
+// Batch lays the tokens of several sequences out as the rows of one set
+// of activations, so every weight matrix is read once per step for all of
+// them.
+type Batch struct {
+	Seqs    []Seq
+	Tokens  []int       // all rows' tokens, sequence after sequence
+	Pos     []int       // each row's position in its sequence
+	Cache   []*kv.Cache // each row's cache
+	OutRows []int       // rows whose logits are returned, in order
+	MaxLen  int         // longest sequence after this step
+}
+
+// NewBatch checks the tokens and lays out the rows.
+func (c *Config) NewBatch(seqs []Seq) (*Batch, error) {
+	if len(seqs) == 0 {
+		return nil, fmt.Errorf("empty batch")
+	}
+	b := &Batch{Seqs: seqs}
+	for i, s := range seqs {
+		if err := c.CheckTokens(s.Tokens); err != nil {
+			return nil, fmt.Errorf("sequence %d: %w", i, err)
+		}
+		start := s.Cache.Len()
+		for j, t := range s.Tokens {
+			if s.AllLogits || j == len(s.Tokens)-1 {
+				b.OutRows = append(b.OutRows, len(b.Tokens))
+			}
+			b.Tokens = append(b.Tokens, t)
+			b.Pos = append(b.Pos, start+j)
+			b.Cache = append(b.Cache, s.Cache)
+		}
+		b.MaxLen = max(b.MaxLen, start+len(s.Tokens))
+	}
+	return b, nil
+}
+
+// Gather copies the rows of x (width d) whose logits are wanted into dst.
+func (b *Batch) Gather(dst, x []float32, d int) []float32 {
+	dst = dst[:len(b.OutRows)*d]
+	for i, r := range b.OutRows {
+		copy(dst[i*d:(i+1)*d], x[r*d:(r+1)*d])
+	}
+	return dst
+}
+
+// Split cuts the logits of the output rows into one slice per sequence.
+func (b *Batch) Split(logits []float32, vocab int) [][]float32 {
+	out := make([][]float32, len(b.Seqs))
+	off := 0
+	for i, s := range b.Seqs {
+		n := 1
+		if s.AllLogits {
+			n = len(s.Tokens)
+		}
+		out[i] = logits[off*vocab : (off+n)*vocab : (off+n)*vocab]
+		off += n
+	}
+	return out
+}
