@@ -1,0 +1,211 @@
+package tokenizer
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/siskin-ml/siskin/gguf"
+)
+
+// GGUF token types (tokenizer.ggml.token_type), as llama.cpp defines them.
+var ggufKinds = map[int32]tokenKind{
+	// 0 (undefined) and unknown values: llama.cpp neither matches such a
+	// token in text nor renders it, but merges may still produce it.
+	0: kindUnused,
+	1: kindNormal,
+	2: kindUnknown,
+	3: kindControl,
+	4: kindUserDefined,
+	5: kindUnused,
+	6: kindByte,
+}
+
+// FromGGUF builds the tokenizer described by a GGUF file's tokenizer.ggml.*
+// metadata, with llama.cpp's semantics. Supported: model "llama"
+// (SentencePiece scores) and "gpt2" (byte-level BPE) with the pre-tokenizers
+// listed in ggufPres.
+func FromGGUF(f *gguf.File) (*Tokenizer, error) {
+	model, _ := f.String("tokenizer.ggml.model")
+	tokens, ok := f.Strings("tokenizer.ggml.tokens")
+	if !ok || len(tokens) == 0 {
+		return nil, fmt.Errorf("tokenizer: GGUF has no tokenizer.ggml.tokens")
+	}
+	n := len(tokens)
+	tokens = slices.Clone(tokens)
+	for i, p := range tokens {
+		if p == "" {
+			tokens[i] = "[EMPTY_" + strconv.Itoa(i) + "]" // llama.cpp's stand-in
+		}
+	}
+	t := &Tokenizer{
+		pieces: tokens,
+		kinds:  make([]tokenKind, n),
+		scores: make([]float32, n),
+		bos:    -1, eos: -1, unk: -1,
+	}
+	if types, ok := f.Int32s("tokenizer.ggml.token_type"); ok {
+		if len(types) != n {
+			return nil, fmt.Errorf("tokenizer: %d token types for %d tokens", len(types), n)
+		}
+		for i, ty := range types {
+			k, ok := ggufKinds[ty]
+			if !ok {
+				k = kindUnused
+			}
+			t.kinds[i] = k
+		}
+	}
+	if scores, ok := f.Float32s("tokenizer.ggml.scores"); ok {
+		if len(scores) != n {
+			return nil, fmt.Errorf("tokenizer: %d scores for %d tokens", len(scores), n)
+		}
+		copy(t.scores, scores)
+	}
+	t.ids = make(map[string]int, n)
+	for i, p := range tokens {
+		t.ids[p] = i // a later duplicate wins, as in llama.cpp's token_to_id
+	}
+	for i := range t.byteIDs {
+		t.byteIDs[i] = -1
+	}
+
+	addBOS, addEOS := false, false
+	switch model {
+	case "llama":
+		// llama.cpp's defaults for SentencePiece vocabularies.
+		t.model = modelSPM
+		t.bos, t.eos, t.unk = 1, 2, 0
+		addBOS = true
+		t.spacePrefix = true
+		if v, ok := f.Bool("tokenizer.ggml.add_space_prefix"); ok {
+			t.spacePrefix = v
+		}
+		if t.spacePrefix {
+			t.strip = stripFirstToken
+		}
+		for b := 0; b < 256; b++ {
+			if id, ok := t.ids[fmt.Sprintf("<0x%02X>", b)]; ok {
+				t.byteIDs[b] = id
+			} else if id, ok := t.ids[string([]byte{byte(b)})]; ok {
+				t.byteIDs[b] = id
+			}
+		}
+	case "gpt2":
+		t.model = modelBPE
+		t.byteLevel = true
+		name, _ := f.String("tokenizer.ggml.pre")
+		if name == "" {
+			name = "default" // llama.cpp's choice for files that predate the key
+		}
+		pre, ok := ggufPres[name]
+		if !ok {
+			// llama.cpp warns and uses its default pre-tokenizer.
+			pre = preDefault
+		}
+		t.pre = mustSplits(pre.patterns...)
+		t.ignoreMerges = pre.ignoreMerges
+		addBOS = pre.addBOS
+		merges, _ := f.Strings("tokenizer.ggml.merges")
+		t.merges = make(map[uint64]merge, len(merges))
+		for rank, m := range merges {
+			// llama.cpp splits at the first space after the first byte, so
+			// that a merge may start with a space character.
+			i := strings.IndexByte(m[min(1, len(m)):], ' ')
+			if i < 0 {
+				return nil, fmt.Errorf("tokenizer: malformed merge %q", m)
+			}
+			i += min(1, len(m))
+			t.addMerge(m[:i], m[i+1:], rank)
+		}
+		for b := 0; b < 256; b++ {
+			if id, ok := t.ids[string(byteToRune[b])]; ok {
+				t.byteIDs[b] = id
+			}
+		}
+	default:
+		return nil, fmt.Errorf("tokenizer: unsupported tokenizer.ggml.model %q", model)
+	}
+
+	tokenID := func(key string, def int) int {
+		v, ok := f.Uint(key)
+		if !ok {
+			return def
+		}
+		if v >= uint64(n) {
+			return -1 // llama.cpp writes 0xFFFFFFFF for "none"
+		}
+		return int(v)
+	}
+	t.bos = tokenID("tokenizer.ggml.bos_token_id", t.bos)
+	t.eos = tokenID("tokenizer.ggml.eos_token_id", t.eos)
+	t.unk = tokenID("tokenizer.ggml.unknown_token_id", t.unk)
+	t.eog = map[int]bool{}
+	for _, key := range []string{"tokenizer.ggml.eot_token_id", "tokenizer.ggml.eom_token_id"} {
+		if id := tokenID(key, -1); id >= 0 {
+			t.eog[id] = true
+		}
+	}
+	if v, ok := f.Bool("tokenizer.ggml.add_bos_token"); ok {
+		addBOS = v
+	}
+	if v, ok := f.Bool("tokenizer.ggml.add_eos_token"); ok {
+		addEOS = v
+	}
+	if addBOS && t.bos >= 0 {
+		t.prefixIDs = []int{t.bos}
+	}
+	if addEOS && t.eos >= 0 {
+		t.suffixIDs = []int{t.eos}
+	}
+
+	t.render = make([]string, n)
+	var added []addedToken
+	for id, p := range tokens {
+		switch t.kinds[id] {
+		case kindNormal:
+			if t.model == modelSPM {
+				t.render[id] = strings.ReplaceAll(p, "▁", " ")
+			} else {
+				t.render[id] = byteLevelDecode(p)
+			}
+		case kindByte:
+			if t.model == modelSPM {
+				t.render[id] = byteTokenText(p)
+			} else {
+				t.render[id] = byteLevelDecode(p)
+			}
+		case kindControl, kindUnknown, kindUserDefined:
+			t.render[id] = p
+			added = append(added, addedToken{text: p, id: id, special: t.kinds[id] != kindUserDefined})
+		}
+	}
+	t.finish(added)
+	return t, nil
+}
+
+// addMerge records a merge of two vocabulary strings; merges whose parts
+// or result are not tokens cannot apply and are skipped.
+func (t *Tokenizer) addMerge(a, b string, rank int) {
+	ia, ok1 := t.ids[a]
+	ib, ok2 := t.ids[b]
+	ir, ok3 := t.ids[a+b]
+	if !ok1 || !ok2 || !ok3 {
+		return
+	}
+	k := pairKey(int32(ia), int32(ib))
+	if _, dup := t.merges[k]; !dup { // the first (highest-priority) rank wins
+		t.merges[k] = merge{rank: int32(rank), id: int32(ir)}
+	}
+}
+
+// byteTokenText decodes a "<0xXX>" piece to its byte; other text is kept.
+func byteTokenText(p string) string {
+	if len(p) == 6 && strings.HasPrefix(p, "<0x") && p[5] == '>' {
+		if b, err := strconv.ParseUint(p[3:5], 16, 8); err == nil {
+			return string([]byte{byte(b)})
+		}
+	}
+	return p
+}

@@ -1,0 +1,141 @@
+package tokenizer
+
+// spmEncode appends the ids of text (spaces already escaped as "▁") the
+// way llama.cpp's SentencePiece tokenizer does: start from UTF-8
+// characters, repeatedly merge the adjacent pair whose concatenation is a
+// token with the highest score (leftmost on ties), then emit each symbol
+// as its token or, if it is none, as <0xXX> byte tokens.
+func (t *Tokenizer) spmEncode(out []int, text string) []int {
+	type symbol struct {
+		start, n   int
+		prev, next int
+	}
+	var syms []symbol
+	for off := 0; off < len(text); {
+		n := min(utf8Len(text[off]), len(text)-off)
+		syms = append(syms, symbol{start: off, n: n, prev: len(syms) - 1, next: len(syms) + 1})
+		off += n
+	}
+	if len(syms) == 0 {
+		return out
+	}
+	syms[len(syms)-1].next = -1
+
+	var h bigramHeap
+	try := func(l, r int) {
+		if l < 0 || r < 0 {
+			return
+		}
+		s := text[syms[l].start : syms[l].start+syms[l].n+syms[r].n]
+		id, ok := t.ids[s]
+		if !ok {
+			return
+		}
+		h.push(bigram{score: t.scores[id], left: l, right: r, size: len(s)})
+	}
+	for i := 1; i < len(syms); i++ {
+		try(i-1, i)
+	}
+	for len(h) > 0 {
+		b := h.pop()
+		l, r := &syms[b.left], &syms[b.right]
+		// A pair whose symbols changed since it was queued is stale.
+		if l.n == 0 || r.n == 0 || l.n+r.n != b.size {
+			continue
+		}
+		l.n += r.n
+		r.n = 0
+		l.next = r.next
+		if r.next >= 0 {
+			syms[r.next].prev = b.left
+		}
+		try(l.prev, b.left)
+		try(b.left, l.next)
+	}
+	for i := 0; i >= 0; i = syms[i].next {
+		s := text[syms[i].start : syms[i].start+syms[i].n]
+		// Every merged symbol is a token by construction, so llama.cpp's
+		// re-segmentation through its merge history never applies; only
+		// single characters can be missing from the vocabulary.
+		if id, ok := t.ids[s]; ok {
+			out = append(out, id)
+			continue
+		}
+		for j := 0; j < len(s); j++ {
+			if id := t.byteIDs[s[j]]; id >= 0 {
+				out = append(out, id)
+			} else if t.unk >= 0 {
+				out = append(out, t.unk)
+			}
+		}
+	}
+	return out
+}
+
+// utf8Len is the sequence length a UTF-8 lead byte announces; stray
+// continuation bytes count as one (llama.cpp's unicode_len_utf8).
+func utf8Len(b byte) int {
+	switch {
+	case b < 0xC0:
+		return 1
+	case b < 0xE0:
+		return 2
+	case b < 0xF0:
+		return 3
+	default:
+		return 4
+	}
+}
+
+type bigram struct {
+	score       float32
+	left, right int
+	size        int
+}
+
+// bigramHeap is a max-heap by score, then min by left.
+type bigramHeap []bigram
+
+func (a bigram) before(b bigram) bool {
+	return a.score > b.score || (a.score == b.score && a.left < b.left)
+}
+
+func (h *bigramHeap) push(x bigram) {
+	*h = append(*h, x)
+	s := *h
+	i := len(s) - 1
+	for i > 0 {
+		p := (i - 1) / 2
+		if !s[i].before(s[p]) {
+			break
+		}
+		s[i], s[p] = s[p], s[i]
+		i = p
+	}
+}
+
+func (h *bigramHeap) pop() bigram {
+	s := *h
+	top := s[0]
+	last := len(s) - 1
+	s[0] = s[last]
+	s = s[:last]
+	i := 0
+	for {
+		l := 2*i + 1
+		if l >= len(s) {
+			break
+		}
+		m := l
+		if r := l + 1; r < len(s) && s[r].before(s[l]) {
+			m = r
+		}
+		if !s[m].before(s[i]) {
+			break
+		}
+		s[i], s[m] = s[m], s[i]
+		i = m
+	}
+	*h = s
+	return top
+}
