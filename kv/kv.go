@@ -13,6 +13,7 @@ type Layer struct {
 	Window int // 0 for a full layer; otherwise the ring size
 	k, v   []float32
 	n      int // positions appended so far (the sequence length)
+	base   int // positions before base were never stored (see Seek)
 }
 
 // NewLayer returns an empty layer cache; window 0 means full attention.
@@ -23,10 +24,20 @@ func (l *Layer) Len() int { return l.n }
 
 // Stored is the number of positions held in memory.
 func (l *Layer) Stored() int {
-	if l.Window > 0 && l.n > l.Window {
+	if l.Window > 0 && l.n-l.base > l.Window {
 		return l.Window
 	}
-	return l.n
+	return l.n - l.base
+}
+
+// Seek moves an empty layer to position n without storing anything, so a
+// sliding layer restored from a prefix cache only needs the window's last
+// positions appended.
+func (l *Layer) Seek(n int) {
+	if l.n != 0 {
+		panic("kv: seek on a layer that holds positions")
+	}
+	l.n, l.base = n, n
 }
 
 // First is the oldest position still held.
@@ -39,7 +50,7 @@ func (l *Layer) slot(pos int) int {
 	if l.Window > 0 {
 		return pos % l.Window
 	}
-	return pos
+	return pos - l.base
 }
 
 // Append stores the key and value of the next position.
@@ -100,7 +111,7 @@ func (l *Layer) check(pos int) int {
 // Truncate drops positions >= n (for a retried or rewound step). A sliding
 // layer can only rewind within the positions it still holds.
 func (l *Layer) Truncate(n int) error {
-	if n > l.n || n < 0 {
+	if n > l.n || n < l.base {
 		return fmt.Errorf("kv: truncate to %d of %d positions", n, l.n)
 	}
 	// After a rewind to n a sliding layer must still hold n-Window..n-1.

@@ -35,3 +35,24 @@ func TestSlidingRingKeepsWindow(t *testing.T) {
 		t.Errorf("truncate full: %v", err)
 	}
 }
+
+func TestSeek(t *testing.T) {
+	const dim, window = 4, 8
+	for _, w := range []int{0, window} {
+		l := NewLayer(dim, w)
+		l.Seek(100)
+		for p := 100; p < 110; p++ {
+			l.Append(row(dim, float32(p)), row(dim, 0))
+		}
+		if l.Len() != 110 {
+			t.Fatalf("window %d: len %d", w, l.Len())
+		}
+		want := 10
+		if w > 0 {
+			want = w
+		}
+		if l.Stored() != want || l.Key(109)[0] != 109 || l.Key(110-want)[0] != float32(110-want) {
+			t.Errorf("window %d: stored %d", w, l.Stored())
+		}
+	}
+}
