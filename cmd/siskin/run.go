@@ -78,9 +78,22 @@ func runCmd() *cobra.Command {
 				}
 				w.Flush()
 			}
-			req := engine.Request{
-				Prompt: ids, MaxTokens: n, IgnoreEOS: ignoreEOS, IsEOG: tok.IsEOG,
-				Sampling: sample.Params{Temperature: temp, TopP: topP, Seed: seed},
+			if n == 0 {
+				w.WriteByte('\n')
+				return nil
+			}
+			if ctxLen := lm.Model.Config().ContextLength; ctxLen > 0 && len(ids)+n > ctxLen {
+				return fmt.Errorf("prompt of %d tokens plus %d new tokens exceeds the context length %d", len(ids), n, ctxLen)
+			}
+			sp := sample.Defaults()
+			sp.Temperature, sp.TopP, sp.Seed, sp.Seeded = temp, topP, seed, true
+			seq, err := sample.NewSequence(sp, ids)
+			if err != nil {
+				return err
+			}
+			req := engine.Request{Prompt: ids, MaxTokens: n, Sampler: seq}
+			if !ignoreEOS {
+				req.Stop = tok.IsEOG
 			}
 			first := true
 			_, _, err = engine.Generate(ctx, lm.Model, req, func(id int) error {
