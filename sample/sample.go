@@ -1,34 +1,11 @@
-// Package sample picks the next token from logits: greedy, or seeded
-// sampling with temperature, top-k and top-p.
+// Package sample picks the next token from logits with vLLM's semantics:
+// the processors of vLLM v1's sampler in its order (see Sequence.Sample),
+// raw-model logprobs, and per-request generators so that a request's
+// tokens depend only on its seed and its own history, never on what else
+// is in the batch.
 package sample
 
-import (
-	"math"
-	"math/rand/v2"
-	"sort"
-)
-
-// Params are the sampling settings of one request.
-type Params struct {
-	Temperature float64 // 0 means greedy
-	TopK        int     // <= 0 means all tokens
-	TopP        float64 // <= 0 or >= 1 means all tokens
-	Seed        uint64
-}
-
-// Sampler draws tokens for one sequence from its own seeded generator, so
-// a seeded request is reproducible whatever else runs beside it.
-type Sampler struct {
-	p   Params
-	rng *rand.Rand
-	idx []int
-	pr  []float64
-}
-
-// New returns a sampler for p.
-func New(p Params) *Sampler {
-	return &Sampler{p: p, rng: rand.New(rand.NewPCG(p.Seed, 0x5deece66d))}
-}
+import "fmt"
 
 // Argmax is the index of the largest logit, the lowest index on ties.
 func Argmax(logits []float32) int {
@@ -41,52 +18,43 @@ func Argmax(logits []float32) int {
 	return best
 }
 
-// Next picks a token from logits (one row of the vocabulary).
+// Sampler is the simple interface of the command line: a Sequence with no
+// prompt whose errors are programming errors.
+type Sampler struct {
+	seq *Sequence
+}
+
+// New returns a sampler for p, read the lenient way the command line
+// always has: a temperature <= 0 is greedy, a top_p outside (0, 1) and a
+// top_k <= 0 are off, a zero repetition penalty is off, and Seed is used
+// even if Seeded is false. It panics if p is still invalid; servers should
+// use NewSequence, which returns the error.
+func New(p Params) *Sampler {
+	if !(p.Temperature > 0) {
+		p.Temperature = 0
+	}
+	if !(p.TopP > 0 && p.TopP < 1) {
+		p.TopP = 1
+	}
+	p.TopK = max(p.TopK, 0)
+	if p.RepetitionPenalty == 0 {
+		p.RepetitionPenalty = 1
+	}
+	p.Seeded = true
+	seq, err := NewSequence(p, nil)
+	if err != nil {
+		panic(fmt.Sprintf("sample.New: %v", err))
+	}
+	return &Sampler{seq: seq}
+}
+
+// Next picks a token from logits (one row of the vocabulary) and records
+// it. It panics where Sequence.Sample fails, which only parameters the
+// command line does not set (masks, bias ids) can cause.
 func (s *Sampler) Next(logits []float32) int {
-	if s.p.Temperature <= 0 {
-		return Argmax(logits)
+	tok, err := s.seq.Sample(logits)
+	if err != nil {
+		panic(fmt.Sprintf("sample: %v", err))
 	}
-	n := len(logits)
-	if cap(s.idx) < n {
-		s.idx, s.pr = make([]int, n), make([]float64, n)
-	}
-	idx := s.idx[:n]
-	for i := range idx {
-		idx[i] = i
-	}
-	sort.SliceStable(idx, func(a, b int) bool { return logits[idx[a]] > logits[idx[b]] })
-	if k := s.p.TopK; k > 0 && k < n {
-		idx = idx[:k]
-	}
-	// Softmax over the kept tokens at the given temperature, in float64.
-	pr := s.pr[:len(idx)]
-	maxL := float64(logits[idx[0]])
-	sum := 0.0
-	for i, id := range idx {
-		pr[i] = math.Exp((float64(logits[id]) - maxL) / s.p.Temperature)
-		sum += pr[i]
-	}
-	keep := len(idx)
-	if tp := s.p.TopP; tp > 0 && tp < 1 {
-		cum := 0.0
-		for i := range pr {
-			cum += pr[i] / sum
-			if cum >= tp {
-				keep = i + 1
-				break
-			}
-		}
-		sum = 0
-		for _, v := range pr[:keep] {
-			sum += v
-		}
-	}
-	r := s.rng.Float64() * sum
-	for i := 0; i < keep; i++ {
-		r -= pr[i]
-		if r < 0 {
-			return idx[i]
-		}
-	}
-	return idx[keep-1]
+	return tok.ID
 }

@@ -23,6 +23,6 @@ func rootCmd() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(runCmd(), infoCmd())
+	root.AddCommand(runCmd(), infoCmd(), serveCmd(), quantizeCmd(), synthCmd(), benchCmd())
 	return root
 }

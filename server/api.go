@@ -1,0 +1,177 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// apiError is an OpenAI-shaped error: {"error": {...}}.
+type apiError struct {
+	Status  int    `json:"-"`
+	Message string `json:"message"`
+	Type    string `json:"type"`
+	Param   any    `json:"param"`
+	Code    any    `json:"code"`
+}
+
+func (e *apiError) Error() string { return e.Message }
+
+func badRequest(param, format string, args ...any) *apiError {
+	var p any
+	if param != "" {
+		p = param
+	}
+	return &apiError{Status: 400, Message: fmt.Sprintf(format, args...), Type: "invalid_request_error", Param: p}
+}
+
+// StreamOptions is stream_options.
+type StreamOptions struct {
+	IncludeUsage bool `json:"include_usage"`
+}
+
+// samplingFields are the request fields shared by completions and chat.
+type samplingFields struct {
+	Model               string             `json:"model"`
+	MaxTokens           *int               `json:"max_tokens"`
+	MaxCompletionTokens *int               `json:"max_completion_tokens"`
+	Temperature         *float64           `json:"temperature"`
+	TopP                *float64           `json:"top_p"`
+	TopK                *int               `json:"top_k"`
+	MinP                *float64           `json:"min_p"`
+	PresencePenalty     *float64           `json:"presence_penalty"`
+	FrequencyPenalty    *float64           `json:"frequency_penalty"`
+	RepetitionPenalty   *float64           `json:"repetition_penalty"`
+	Seed                *int64             `json:"seed"`
+	Stop                json.RawMessage    `json:"stop"`
+	StopTokenIDs        []int              `json:"stop_token_ids"`
+	N                   *int               `json:"n"`
+	LogitBias           map[string]float64 `json:"logit_bias"`
+	Stream              bool               `json:"stream"`
+	StreamOptions       *StreamOptions     `json:"stream_options"`
+	User                string             `json:"user"`
+	IgnoreEOS           bool               `json:"ignore_eos"`
+	MinTokens           int                `json:"min_tokens"`
+	ReturnTokenIDs      bool               `json:"return_token_ids"`
+	ResponseFormat      json.RawMessage    `json:"response_format"`
+	CacheSalt           string             `json:"cache_salt"`
+	AllowedTokenIDs     []int              `json:"allowed_token_ids"`
+	BadWords            []string           `json:"bad_words"`
+	SkipSpecialTokens   *bool              `json:"skip_special_tokens"`
+}
+
+// completionRequest is POST /v1/completions.
+type completionRequest struct {
+	samplingFields
+	Prompt   json.RawMessage `json:"prompt"`
+	Echo     bool            `json:"echo"`
+	Suffix   *string         `json:"suffix"`
+	Logprobs *int            `json:"logprobs"`
+	BestOf   *int            `json:"best_of"`
+}
+
+// chatRequest is POST /v1/chat/completions.
+type chatRequest struct {
+	samplingFields
+	Messages            json.RawMessage   `json:"messages"`
+	Tools               []json.RawMessage `json:"tools"`
+	ToolChoice          json.RawMessage   `json:"tool_choice"`
+	ParallelToolCalls   *bool             `json:"parallel_tool_calls"`
+	ChatTemplateKwargs  map[string]any    `json:"chat_template_kwargs"`
+	Logprobs            bool              `json:"logprobs"`
+	TopLogprobs         *int              `json:"top_logprobs"`
+	AddGenerationPrompt *bool             `json:"add_generation_prompt"`
+}
+
+// usage is the token accounting of a response.
+type usage struct {
+	PromptTokens        int           `json:"prompt_tokens"`
+	CompletionTokens    int           `json:"completion_tokens"`
+	TotalTokens         int           `json:"total_tokens"`
+	PromptTokensDetails *promptDetail `json:"prompt_tokens_details,omitempty"`
+}
+
+type promptDetail struct {
+	CachedTokens int `json:"cached_tokens"`
+}
+
+// completionLogprobs is the legacy completions logprobs object.
+type completionLogprobs struct {
+	Tokens        []string             `json:"tokens"`
+	TokenLogprobs []float32            `json:"token_logprobs"`
+	TopLogprobs   []map[string]float32 `json:"top_logprobs"`
+	TextOffset    []int                `json:"text_offset"`
+}
+
+type completionChoice struct {
+	Index          int                 `json:"index"`
+	Text           string              `json:"text"`
+	Logprobs       *completionLogprobs `json:"logprobs"`
+	FinishReason   *string             `json:"finish_reason"`
+	StopReason     any                 `json:"stop_reason,omitempty"`
+	TokenIDs       []int               `json:"token_ids,omitempty"`
+	PromptTokenIDs []int               `json:"prompt_token_ids,omitempty"`
+}
+
+type completionResponse struct {
+	ID      string             `json:"id"`
+	Object  string             `json:"object"`
+	Created int64              `json:"created"`
+	Model   string             `json:"model"`
+	Choices []completionChoice `json:"choices"`
+	Usage   *usage             `json:"usage,omitempty"`
+}
+
+// chatLogprob is one entry of choices[].logprobs.content.
+type chatLogprob struct {
+	Token       string        `json:"token"`
+	Logprob     float32       `json:"logprob"`
+	Bytes       []int         `json:"bytes"`
+	TopLogprobs []chatTopProb `json:"top_logprobs"`
+}
+
+type chatTopProb struct {
+	Token   string  `json:"token"`
+	Logprob float32 `json:"logprob"`
+	Bytes   []int   `json:"bytes"`
+}
+
+type chatLogprobs struct {
+	Content []chatLogprob `json:"content"`
+}
+
+type toolCallOut struct {
+	Index    *int   `json:"index,omitempty"`
+	ID       string `json:"id,omitempty"`
+	Type     string `json:"type,omitempty"`
+	Function struct {
+		Name      string `json:"name,omitempty"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
+}
+
+type chatMessageOut struct {
+	Role             string        `json:"role,omitempty"`
+	Content          *string       `json:"content,omitempty"`
+	ReasoningContent *string       `json:"reasoning_content,omitempty"`
+	ToolCalls        []toolCallOut `json:"tool_calls,omitempty"`
+}
+
+type chatChoice struct {
+	Index        int             `json:"index"`
+	Message      *chatMessageOut `json:"message,omitempty"`
+	Delta        *chatMessageOut `json:"delta,omitempty"`
+	Logprobs     *chatLogprobs   `json:"logprobs"`
+	FinishReason *string         `json:"finish_reason"`
+	StopReason   any             `json:"stop_reason,omitempty"`
+	TokenIDs     []int           `json:"token_ids,omitempty"`
+}
+
+type chatResponse struct {
+	ID             string       `json:"id"`
+	Object         string       `json:"object"`
+	Created        int64        `json:"created"`
+	Model          string       `json:"model"`
+	Choices        []chatChoice `json:"choices"`
+	Usage          *usage       `json:"usage,omitempty"`
+	PromptTokenIDs []int        `json:"prompt_token_ids,omitempty"`
+}

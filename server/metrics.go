@@ -1,0 +1,57 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/siskin-ml/siskin/engine"
+)
+
+// metrics exposes vLLM's metric names so existing dashboards and
+// inference routers work unchanged.
+type metrics struct {
+	reg     *prometheus.Registry
+	ttft    prometheus.Histogram
+	itl     prometheus.Histogram
+	e2e     prometheus.Histogram
+	success *prometheus.CounterVec
+}
+
+func newMetrics(modelName string, eng *engine.Engine) *metrics {
+	labels := prometheus.Labels{"model_name": modelName}
+	reg := prometheus.NewRegistry()
+	m := &metrics{reg: reg}
+	gauge := func(name, help string, f func(engine.Stats) float64) {
+		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help, ConstLabels: labels},
+			func() float64 { return f(eng.Stats()) }))
+	}
+	counter := func(name, help string, f func(engine.Stats) float64) {
+		reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help, ConstLabels: labels},
+			func() float64 { return f(eng.Stats()) }))
+	}
+	gauge("vllm:num_requests_running", "Number of requests in the running batch.", func(s engine.Stats) float64 { return float64(s.Running) })
+	gauge("vllm:num_requests_waiting", "Number of requests waiting to run.", func(s engine.Stats) float64 { return float64(s.Waiting) })
+	gauge("vllm:kv_cache_usage_perc", "KV cache usage by running requests: 1 means full.", func(s engine.Stats) float64 {
+		if s.KVBytes == 0 {
+			return 0
+		}
+		return float64(s.KVUsedBytes) / float64(s.KVBytes)
+	})
+	counter("vllm:prefix_cache_queries", "Prefix cache queries, in prompt tokens.", func(s engine.Stats) float64 { return float64(s.PrefixQueries) })
+	counter("vllm:prefix_cache_hits", "Prefix cache hits, in prompt tokens.", func(s engine.Stats) float64 { return float64(s.PrefixHits) })
+	counter("vllm:prompt_tokens_total", "Prompt tokens processed.", func(s engine.Stats) float64 { return float64(s.PromptTokens) })
+	counter("vllm:generation_tokens_total", "Generated tokens.", func(s engine.Stats) float64 { return float64(s.GenerationTokens) })
+	buckets := []float64{0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 20, 40, 80}
+	m.ttft = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "vllm:time_to_first_token_seconds", Help: "Time to first token.", ConstLabels: labels, Buckets: buckets})
+	m.itl = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "vllm:inter_token_latency_seconds", Help: "Time between generated tokens.", ConstLabels: labels, Buckets: buckets})
+	m.e2e = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "vllm:e2e_request_latency_seconds", Help: "End-to-end request latency.", ConstLabels: labels, Buckets: buckets})
+	m.success = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "vllm:request_success_total", Help: "Finished requests by finish reason.", ConstLabels: labels}, []string{"finished_reason"})
+	reg.MustRegister(m.ttft, m.itl, m.e2e, m.success)
+	return m
+}
+
+func (m *metrics) handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
+}

@@ -1,0 +1,461 @@
+// Package server is siskin's OpenAI-compatible HTTP API: completions,
+// chat completions (tools, reasoning), models, tokenize/detokenize, health
+// and Prometheus metrics with vLLM's names, on top of the engine.
+package server
+
+import (
+	"bytes"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/siskin-ml/siskin/chat"
+	"github.com/siskin-ml/siskin/engine"
+	"github.com/siskin-ml/siskin/sample"
+	"github.com/siskin-ml/siskin/tokenizer"
+)
+
+// Config is what the server needs besides the engine.
+type Config struct {
+	ModelName       string // served model name
+	APIKey          string // required as "Authorization: Bearer KEY" when set
+	MaxRequestBytes int64
+	CORSOrigins     []string
+	MaxModelLen     int
+	// ToolParser and ReasoningParser name the chat output parsers
+	// (chat/toolcall); empty turns them off.
+	ToolParser, ReasoningParser string
+	// Defaults are the sampling defaults (vLLM's, overridden by the
+	// model's generation_config).
+	Defaults sample.Params
+	Logger   *slog.Logger
+}
+
+// Server serves one model.
+type Server struct {
+	cfg      Config
+	eng      *engine.Engine
+	tok      *tokenizer.Tokenizer
+	tmpl     *chat.Template // nil when the model has no chat template
+	metrics  *metrics
+	ready    atomic.Bool
+	draining atomic.Bool
+	created  int64
+}
+
+// New returns a server; it reports ready once SetReady is called.
+func New(cfg Config, eng *engine.Engine, tok *tokenizer.Tokenizer, tmpl *chat.Template) *Server {
+	if cfg.MaxRequestBytes <= 0 {
+		cfg.MaxRequestBytes = 8 << 20
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if cfg.MaxModelLen <= 0 {
+		cfg.MaxModelLen = eng.Model().Config().ContextLength
+	}
+	s := &Server{cfg: cfg, eng: eng, tok: tok, tmpl: tmpl, created: time.Now().Unix()}
+	s.metrics = newMetrics(cfg.ModelName, eng)
+	s.ready.Store(true)
+	return s
+}
+
+// SetDraining makes the server refuse new generation requests (503) while
+// in-flight ones finish.
+func (s *Server) SetDraining() { s.draining.Store(true) }
+
+// Handler returns the HTTP handler with every route.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /health", s.health)
+	mux.Handle("GET /metrics", s.auth(s.metrics.handler()))
+	mux.Handle("GET /v1/models", s.auth(http.HandlerFunc(s.models)))
+	mux.Handle("POST /v1/completions", s.auth(http.HandlerFunc(s.completions)))
+	mux.Handle("POST /v1/chat/completions", s.auth(http.HandlerFunc(s.chatCompletions)))
+	mux.Handle("POST /tokenize", s.auth(http.HandlerFunc(s.tokenize)))
+	mux.Handle("POST /detokenize", s.auth(http.HandlerFunc(s.detokenize)))
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, &apiError{Status: 404, Message: fmt.Sprintf("no route %s %s", r.Method, r.URL.Path), Type: "not_found_error"})
+	})
+	return s.cors(mux)
+}
+
+func (s *Server) cors(next http.Handler) http.Handler {
+	if len(s.cfg.CORSOrigins) == 0 {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		origin := r.Header.Get("Origin")
+		for _, o := range s.cfg.CORSOrigins {
+			if o == "*" || o == origin {
+				w.Header().Set("Access-Control-Allow-Origin", origin)
+				w.Header().Set("Access-Control-Allow-Headers", "Authorization, Content-Type")
+				w.Header().Set("Access-Control-Allow-Methods", "GET, POST, OPTIONS")
+				w.Header().Add("Vary", "Origin")
+				break
+			}
+		}
+		if r.Method == http.MethodOptions {
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// auth checks the API key in constant time.
+func (s *Server) auth(next http.Handler) http.Handler {
+	if s.cfg.APIKey == "" {
+		return next
+	}
+	want := []byte("Bearer " + s.cfg.APIKey)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got := []byte(r.Header.Get("Authorization"))
+		if subtle.ConstantTimeCompare(got, want) != 1 {
+			writeError(w, &apiError{Status: 401, Message: "invalid or missing API key: send Authorization: Bearer <key>", Type: "authentication_error"})
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func (s *Server) health(w http.ResponseWriter, _ *http.Request) {
+	if !s.ready.Load() {
+		writeError(w, &apiError{Status: 503, Message: "model is loading", Type: "unavailable"})
+		return
+	}
+	w.WriteHeader(http.StatusOK)
+}
+
+func (s *Server) models(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, 200, map[string]any{
+		"object": "list",
+		"data": []map[string]any{{
+			"id": s.cfg.ModelName, "object": "model", "created": s.created, "owned_by": "siskin",
+			"root": s.cfg.ModelName, "max_model_len": s.cfg.MaxModelLen,
+		}},
+	})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.Encode(v)
+}
+
+func writeError(w http.ResponseWriter, e *apiError) {
+	if e.Status == 429 || e.Status == 503 {
+		w.Header().Set("Retry-After", "1")
+	}
+	writeJSON(w, e.Status, map[string]any{"error": e})
+}
+
+// decode reads a JSON body into v, turning every failure into a 400 that
+// names the field where it can.
+func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) *apiError {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxRequestBytes))
+	if err != nil {
+		var mb *http.MaxBytesError
+		if errors.As(err, &mb) {
+			return &apiError{Status: 413, Message: fmt.Sprintf("request body exceeds %d bytes", s.cfg.MaxRequestBytes), Type: "invalid_request_error"}
+		}
+		return badRequest("", "reading the request body: %v", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if err := dec.Decode(v); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			field := strings.TrimPrefix(te.Field, "samplingFields.") // the embedded struct's name
+			return badRequest(field, "%s: expected %s, got JSON %s", field, te.Type, te.Value)
+		}
+		return badRequest("", "invalid JSON body: %v", err)
+	}
+	if dec.More() {
+		return badRequest("", "invalid JSON body: data after the top-level object")
+	}
+	return nil
+}
+
+func newID(prefix string) string {
+	var b [16]byte
+	rand.Read(b[:])
+	return prefix + hex.EncodeToString(b[:])
+}
+
+// params maps the shared request fields onto sampling parameters and
+// checks them, naming the field on error.
+func (s *Server) params(f *samplingFields) (sample.Params, *apiError) {
+	p := s.cfg.Defaults
+	if f.Temperature != nil {
+		p.Temperature = *f.Temperature
+	}
+	if f.TopP != nil {
+		p.TopP = *f.TopP
+	}
+	if f.TopK != nil {
+		p.TopK = *f.TopK
+	}
+	if f.MinP != nil {
+		p.MinP = *f.MinP
+	}
+	if f.PresencePenalty != nil {
+		p.PresencePenalty = *f.PresencePenalty
+	}
+	if f.FrequencyPenalty != nil {
+		p.FrequencyPenalty = *f.FrequencyPenalty
+	}
+	if f.RepetitionPenalty != nil {
+		p.RepetitionPenalty = *f.RepetitionPenalty
+	}
+	if f.Seed != nil && *f.Seed != -1 {
+		p.Seed, p.Seeded = uint64(*f.Seed), true
+	}
+	if len(f.LogitBias) > 0 {
+		p.LogitBias = map[int]float32{}
+		for k, v := range f.LogitBias {
+			id, err := strconv.Atoi(k)
+			if err != nil {
+				return p, badRequest("logit_bias", "logit_bias key %q is not a token id", k)
+			}
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return p, badRequest("logit_bias", "logit_bias value for %d is not a finite number", id)
+			}
+			p.LogitBias[id] = float32(v)
+		}
+	}
+	p.AllowedTokenIDs = f.AllowedTokenIDs
+	if f.MinTokens < 0 {
+		return p, badRequest("min_tokens", "min_tokens must be >= 0, got %d", f.MinTokens)
+	}
+	p.MinTokens = f.MinTokens
+	p.StopTokenIDs = f.StopTokenIDs
+	if !f.IgnoreEOS {
+		p.EOSTokenIDs = s.tok.EOGs()
+	}
+	for _, w := range f.BadWords {
+		ids := s.tok.Encode(w, tokenizer.EncodeOptions{})
+		if len(ids) > 0 {
+			p.BadWords = append(p.BadWords, ids)
+		}
+	}
+	if err := p.Validate(s.eng.Model().Config().Vocab); err != nil {
+		var pe *sample.ParamError
+		if errors.As(err, &pe) {
+			return p, badRequest(pe.Param, "%s", pe.Msg)
+		}
+		return p, badRequest("", "%v", err)
+	}
+	return p, nil
+}
+
+// stops parses "stop": a string or a list of up to 4... strings.
+func parseStop(raw json.RawMessage) ([]string, *apiError) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	var one string
+	if json.Unmarshal(raw, &one) == nil {
+		if one == "" {
+			return nil, nil
+		}
+		return []string{one}, nil
+	}
+	var many []string
+	if err := json.Unmarshal(raw, &many); err != nil {
+		return nil, badRequest("stop", "stop must be a string or a list of strings")
+	}
+	var out []string
+	for _, s := range many {
+		if s != "" {
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+// common validates the fields that do not depend on the endpoint.
+func (s *Server) common(f *samplingFields) *apiError {
+	if f.Model != "" && f.Model != s.cfg.ModelName {
+		return &apiError{Status: 404, Message: fmt.Sprintf("the model %q does not exist (this server serves %q)", f.Model, s.cfg.ModelName), Type: "NotFoundError", Param: "model", Code: "model_not_found"}
+	}
+	if len(bytes.TrimSpace(f.ResponseFormat)) > 0 && string(bytes.TrimSpace(f.ResponseFormat)) != "null" {
+		var rf struct {
+			Type string `json:"type"`
+		}
+		if json.Unmarshal(f.ResponseFormat, &rf) != nil || rf.Type != "text" {
+			return badRequest("response_format", "response_format other than {\"type\": \"text\"} is not supported: this server has no constrained decoding yet")
+		}
+	}
+	if f.N != nil && (*f.N < 1 || *f.N > 16) {
+		return badRequest("n", "n must be between 1 and 16, got %d", *f.N)
+	}
+	if f.MaxTokens != nil && *f.MaxTokens < 1 {
+		return badRequest("max_tokens", "max_tokens must be at least 1, got %d", *f.MaxTokens)
+	}
+	if f.MaxCompletionTokens != nil && *f.MaxCompletionTokens < 1 {
+		return badRequest("max_completion_tokens", "max_completion_tokens must be at least 1, got %d", *f.MaxCompletionTokens)
+	}
+	for _, id := range f.StopTokenIDs {
+		if id < 0 || id >= s.eng.Model().Config().Vocab {
+			return badRequest("stop_token_ids", "stop_token_ids: %d is not a token id", id)
+		}
+	}
+	if f.StreamOptions != nil && !f.Stream {
+		return badRequest("stream_options", "stream_options is only allowed when stream is true")
+	}
+	if s.draining.Load() {
+		return &apiError{Status: 503, Message: "server is shutting down", Type: "unavailable"}
+	}
+	return nil
+}
+
+// maxTokens resolves max_tokens against the context length.
+func (s *Server) maxTokens(f *samplingFields, promptLen int, field string) (int, *apiError) {
+	limit := s.cfg.MaxModelLen
+	if promptLen >= limit {
+		return 0, badRequest(field, "this model's maximum context length is %d tokens, but the prompt has %d tokens", limit, promptLen)
+	}
+	n := limit - promptLen
+	req := f.MaxTokens
+	name := "max_tokens"
+	if f.MaxCompletionTokens != nil {
+		req, name = f.MaxCompletionTokens, "max_completion_tokens"
+	}
+	if req != nil {
+		if promptLen+*req > limit {
+			return 0, badRequest(name, "this model's maximum context length is %d tokens; the prompt has %d tokens and %s asks for %d more", limit, promptLen, name, *req)
+		}
+		n = *req
+	}
+	return n, nil
+}
+
+// submit starts n choices for one prompt.
+func (s *Server) submit(r *http.Request, prompt []int, maxTokens int, p sample.Params, f *samplingFields, stops []string, firstIndex, n int) ([]*choice, *apiError) {
+	stopIDs := map[int]bool{}
+	for _, id := range f.StopTokenIDs {
+		stopIDs[id] = true
+	}
+	skip := true
+	if f.SkipSpecialTokens != nil {
+		skip = *f.SkipSpecialTokens
+	}
+	var out []*choice
+	for j := 0; j < n; j++ {
+		pj := p
+		if n > 1 && p.Seeded {
+			pj.Seed = p.Seed + uint64(j) // distinct but reproducible choices
+		}
+		seq, err := sample.NewSequence(pj, prompt)
+		if err != nil {
+			cancelAll(out)
+			return nil, badRequest("", "%v", err)
+		}
+		ctx, cancel := contextWithCancel(r)
+		req := engine.Request{
+			Prompt: prompt, MaxTokens: maxTokens, Sampler: seq, CacheSalt: f.CacheSalt,
+			Stop: func(id int) bool { return stopIDs[id] || !f.IgnoreEOS && s.tok.IsEOG(id) },
+		}
+		events, err := s.eng.Submit(ctx, req)
+		if err != nil {
+			cancel()
+			cancelAll(out)
+			switch {
+			case errors.Is(err, engine.ErrQueueFull):
+				return nil, &apiError{Status: 429, Message: "too many requests are waiting; retry later", Type: "rate_limit_error"}
+			case errors.Is(err, engine.ErrTooLarge):
+				return nil, badRequest("max_tokens", "%v", err)
+			}
+			return nil, &apiError{Status: 503, Message: err.Error(), Type: "unavailable"}
+		}
+		out = append(out, &choice{
+			index: firstIndex + j, events: events, cancel: cancel, stops: stops, stopIDs: stopIDs,
+			dec: s.tok.NewStreamDecoderWith(tokenizer.DecodeOptions{SkipSpecial: skip, Continuation: true}),
+		})
+	}
+	return out, nil
+}
+
+func cancelAll(cs []*choice) {
+	for _, c := range cs {
+		c.cancel()
+	}
+}
+
+// tokenText is a token's own text for logprobs.
+func (s *Server) tokenText(id int) string {
+	return s.tok.DecodeWith([]int{id}, tokenizer.DecodeOptions{Continuation: true})
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func bytesOf(s string) []int {
+	out := make([]int, len(s))
+	for i := 0; i < len(s); i++ {
+		out[i] = int(s[i])
+	}
+	return out
+}
+
+func finishPtr(why string) *string {
+	if why == "" {
+		return nil
+	}
+	return &why
+}
+
+// sse writes server-sent events.
+type sse struct {
+	w http.ResponseWriter
+	f http.Flusher
+}
+
+func newSSE(w http.ResponseWriter) *sse {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.Header().Set("Connection", "keep-alive")
+	w.WriteHeader(200)
+	f, _ := w.(http.Flusher)
+	return &sse{w: w, f: f}
+}
+
+func (e *sse) send(v any) error {
+	var buf bytes.Buffer
+	buf.WriteString("data: ")
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.Encode(v)
+	buf.WriteString("\n")
+	_, err := e.w.Write(buf.Bytes())
+	if e.f != nil {
+		e.f.Flush()
+	}
+	return err
+}
+
+func (e *sse) done() {
+	io.WriteString(e.w, "data: [DONE]\n\n")
+	if e.f != nil {
+		e.f.Flush()
+	}
+}
+
+func (e *sse) fail(err *apiError) {
+	e.send(map[string]any{"error": err})
+	e.done()
+}
+
