@@ -458,4 +458,3 @@ func (e *sse) fail(err *apiError) {
 	e.send(map[string]any{"error": err})
 	e.done()
 }
-
