@@ -78,6 +78,17 @@ func validFile() *Builder {
 	return b
 }
 
+// Version 2 has the same layout as version 3 (v3 only added big-endian
+// files, which carry the version byte-swapped and are refused as v3<<24).
+func TestVersion2(t *testing.T) {
+	data := validFile().Bytes()
+	copy(data[4:], u32le(2))
+	f, err := Parse(data, "v2.gguf")
+	if err != nil || f.Version != 2 || len(f.Tensors) != 2 {
+		t.Fatalf("v2: %v", err)
+	}
+}
+
 func TestBuilderRoundTrip(t *testing.T) {
 	f, err := Parse(validFile().Bytes(), "mem.gguf")
 	if err != nil {
