@@ -413,11 +413,13 @@ func (e *Engine) step() {
 		case len(s.generated) >= s.req.MaxTokens:
 			ev.Finish = FinishLength
 		}
+		if ev.Finish != "" {
+			e.release(s) // freed before the caller hears of the end
+			done = append(done, s)
+		}
 		s.out <- ev
 		if ev.Finish != "" {
 			close(s.out)
-			e.release(s)
-			done = append(done, s)
 		}
 	}
 	e.removeFinished(done)

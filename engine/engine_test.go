@@ -260,6 +260,9 @@ func TestPrefixCacheEviction(t *testing.T) {
 			t.Fatal(err)
 		}
 		collect(t, ch)
+		for e.Stats().Running != 0 {
+			time.Sleep(time.Millisecond)
+		}
 		if s := e.Stats(); s.PrefixCacheBytes+s.KVUsedBytes > budget || s.PrefixCacheBytes == 0 {
 			t.Fatalf("cache %d + running %d against the budget %d", s.PrefixCacheBytes, s.KVUsedBytes, budget)
 		}

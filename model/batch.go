@@ -22,6 +22,7 @@ type Batch struct {
 	Tokens  []int       // all rows' tokens, sequence after sequence
 	Pos     []int       // each row's position in its sequence
 	Cache   []*kv.Cache // each row's cache
+	Row0    []int       // index of the first row of each row's sequence
 	OutRows []int       // rows whose logits are returned, in order
 	MaxLen  int         // longest sequence after this step
 }
@@ -36,7 +37,7 @@ func (c *Config) NewBatch(seqs []Seq) (*Batch, error) {
 		if err := c.CheckTokens(s.Tokens); err != nil {
 			return nil, fmt.Errorf("sequence %d: %w", i, err)
 		}
-		start := s.Cache.Len()
+		start, row0 := s.Cache.Len(), len(b.Tokens)
 		for j, t := range s.Tokens {
 			if s.AllLogits || j == len(s.Tokens)-1 {
 				b.OutRows = append(b.OutRows, len(b.Tokens))
@@ -44,6 +45,7 @@ func (c *Config) NewBatch(seqs []Seq) (*Batch, error) {
 			b.Tokens = append(b.Tokens, t)
 			b.Pos = append(b.Pos, start+j)
 			b.Cache = append(b.Cache, s.Cache)
+			b.Row0 = append(b.Row0, row0)
 		}
 		b.MaxLen = max(b.MaxLen, start+len(s.Tokens))
 	}

@@ -8,6 +8,7 @@ package model
 import (
 	"fmt"
 	"math"
+	"sync"
 
 	"github.com/siskin-ml/siskin/kernels"
 	"github.com/siskin-ml/siskin/kv"
@@ -95,34 +96,82 @@ type Attention struct {
 	Scale                   float32
 }
 
-// Attend computes one query position's attention over every position the
-// layer cache holds (the cache must already hold the query's own key).
-// Causality and the sliding window are both given by what the cache
-// holds: a sliding ring keeps exactly the last Window positions.
-// scores is scratch of at least layer.Stored() floats.
-func (a *Attention) Attend(out, q []float32, layer *kv.Layer, scores []float32) {
-	first, n := layer.First(), layer.Stored()
-	scores = scores[:n]
-	group := a.Heads / a.KVHeads
-	hd := a.HeadDim
-	for h := 0; h < a.Heads; h++ {
-		qh := q[h*hd : (h+1)*hd]
-		kvOff := (h / group) * hd
-		for i := 0; i < n; i++ {
-			k := layer.Key(first + i)[kvOff : kvOff+hd]
-			scores[i] = dot(qh, k) * a.Scale
-		}
-		kernels.Softmax(scores)
-		oh := out[h*hd : (h+1)*hd]
-		clear(oh)
-		for i := 0; i < n; i++ {
-			v := layer.Value(first + i)[kvOff : kvOff+hd]
-			p := scores[i]
-			for j := range oh {
-				oh[j] += p * v[j]
+// Attend computes causal attention for every row of a batch at one layer,
+// before this step's keys and values are appended to the caches: a row
+// sees its sequence's earlier positions in the layer cache and the
+// positions of this step in k and v (rows of the batch, after RoPE). A
+// sliding layer (window > 0) also hides positions window or more behind.
+// Rows and heads are independent, so they run in parallel; each is
+// computed exactly as a one-token step would, so batching never changes
+// a result.
+func (a *Attention) Attend(b *Batch, li, window int, q, k, v, out []float32) {
+	hd, group := a.HeadDim, a.Heads/a.KVHeads
+	qd, kvd := a.Heads*hd, a.KVHeads*hd
+	parallel(len(b.Tokens)*a.Heads, b.MaxLen*hd, func(lo, hi int) {
+		scores := make([]float32, b.MaxLen)
+		for job := lo; job < hi; job++ {
+			t, h := job/a.Heads, job%a.Heads
+			layer := b.Cache[t].Layers[li]
+			pos, first := b.Pos[t], 0
+			if window > 0 {
+				first = max(0, pos-window+1)
+			}
+			cached := layer.Len() // positions before this step
+			row0 := b.Row0[t]     // this sequence's first row in the batch
+			kvOff := (h / group) * hd
+			key := func(p int) []float32 {
+				if p < cached {
+					return layer.Key(p)[kvOff : kvOff+hd]
+				}
+				r := row0 + p - cached
+				return k[r*kvd+kvOff : r*kvd+kvOff+hd]
+			}
+			value := func(p int) []float32 {
+				if p < cached {
+					return layer.Value(p)[kvOff : kvOff+hd]
+				}
+				r := row0 + p - cached
+				return v[r*kvd+kvOff : r*kvd+kvOff+hd]
+			}
+			qh := q[t*qd+h*hd : t*qd+(h+1)*hd]
+			sc := scores[:pos+1-first]
+			for i := range sc {
+				sc[i] = dot(qh, key(first+i)) * a.Scale
+			}
+			kernels.Softmax(sc)
+			oh := out[t*qd+h*hd : t*qd+(h+1)*hd]
+			clear(oh)
+			for i, p := range sc {
+				vv := value(first + i)
+				for j := range oh {
+					oh[j] += p * vv[j]
+				}
 			}
 		}
+	})
+}
+
+// AppendKV stores this step's keys and values in each row's cache.
+func AppendKV(b *Batch, li int, k, v []float32, kvd int) {
+	for t := range b.Tokens {
+		b.Cache[t].Layers[li].Append(k[t*kvd:(t+1)*kvd], v[t*kvd:(t+1)*kvd])
 	}
+}
+
+// parallel splits [0, n) into ranges run on several goroutines when the
+// work (n times unitWork multiply-adds) pays for it.
+func parallel(n, unitWork int, fn func(lo, hi int)) {
+	nt := min(kernels.Threads(), n)
+	if n*unitWork < 1<<15 || nt <= 1 {
+		fn(0, n)
+		return
+	}
+	var wg sync.WaitGroup
+	chunk := (n + nt - 1) / nt
+	for lo := 0; lo < n; lo += chunk {
+		wg.Go(func() { fn(lo, min(lo+chunk, n)) })
+	}
+	wg.Wait()
 }
 
 func dot(a, b []float32) float32 {

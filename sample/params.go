@@ -6,7 +6,7 @@ import (
 	"slices"
 )
 
-// Thresholds on the temperature, the values vLLM's SamplingParams uses.
+// Limits vLLM puts on sampling parameters.
 const (
 	// GreedyEpsilon: a temperature below this is greedy decoding.
 	GreedyEpsilon = 1e-5

@@ -261,6 +261,7 @@ func argmax(l []float32) int {
 // draw applies steps 8 to 11 of Sample; -1 means nothing can be drawn.
 func (s *Sequence) draw(l []float32, sc *scratch) int {
 	c := s.filter(l, sc)
+	sc.cand = c[:0] // keep what append grew for the next call
 	if len(c) == 0 {
 		return -1
 	}
@@ -276,7 +277,6 @@ func (s *Sequence) draw(l []float32, sc *scratch) int {
 // tokens above a threshold that usually holds the nucleus, a few dozen for
 // a language model, while it sums the weights.
 func (s *Sequence) filter(l []float32, sc *scratch) []cand {
-	sc.cand = grow(sc.cand, len(l))
 	c := sc.cand[:0]
 	top := argmax(l)
 	if top < 0 {

@@ -142,7 +142,6 @@ func (m *Model) ForwardBatch(seqs []model.Seq) ([][]float32, error) {
 	att := make([]float32, n*qd)
 	up := make([]float32, n*c.FFN)
 	act := make([]float32, n*c.FFN)
-	scores := make([]float32, b.MaxLen)
 
 	model.Embed(x, m.embed, b.Tokens)
 	for li := range m.layers {
@@ -156,17 +155,16 @@ func (m *Model) ForwardBatch(seqs []model.Seq) ([][]float32, error) {
 		model.RMSNormRows(q, q, l.qNorm, c.Eps)
 		model.RMSNormRows(k, k, l.kNorm, c.Eps)
 		for t := 0; t < n; t++ {
-			pos, layerCache := b.Pos[t], b.Cache[t].Layers[li]
 			qt, kt := q[t*qd:(t+1)*qd], k[t*kvd:(t+1)*kvd]
 			for j := 0; j < c.Heads; j++ {
-				m.rope.NeoX(qt[j*hd:(j+1)*hd], pos)
+				m.rope.NeoX(qt[j*hd:(j+1)*hd], b.Pos[t])
 			}
 			for j := 0; j < c.KVHeads; j++ {
-				m.rope.NeoX(kt[j*hd:(j+1)*hd], pos)
+				m.rope.NeoX(kt[j*hd:(j+1)*hd], b.Pos[t])
 			}
-			layerCache.Append(kt, v[t*kvd:(t+1)*kvd])
-			m.attn.Attend(att[t*qd:(t+1)*qd], qt, layerCache, scores)
 		}
+		m.attn.Attend(b, li, 0, q, k, v, att)
+		model.AppendKV(b, li, k, v, kvd)
 		model.Linear(h, l.wo, att, n)
 		kernels.Add(x, h)
 

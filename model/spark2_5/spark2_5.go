@@ -37,6 +37,7 @@ type layer struct {
 	wq, wk, wv, wg, wo      *tensor.Matrix
 	ffnGate, ffnUp, ffnDown *tensor.Matrix
 	rope                    *kernels.RoPETable
+	window                  int // sliding window, 0 on full layers
 }
 
 // Model is a loaded Spark-X2.5.
@@ -171,6 +172,9 @@ func Load(s *model.Source) (*Model, error) {
 			ropes[spec] = kernels.NewRoPETable(spec.RopeDims, spec.RopeTheta)
 		}
 		l.rope = ropes[spec]
+		if spec.Sliding {
+			l.window = c.SlidingWindow
+		}
 		m.layers = append(m.layers, l)
 	}
 	if w.Err != nil {
@@ -212,7 +216,6 @@ func (m *Model) ForwardBatch(seqs []model.Seq) ([][]float32, error) {
 	att := make([]float32, n*qd)
 	up := make([]float32, n*c.FFN)
 	act := make([]float32, n*c.FFN)
-	scores := make([]float32, b.MaxLen)
 
 	model.Embed(x, m.embed, b.Tokens)
 	for li := range m.layers {
@@ -225,22 +228,21 @@ func (m *Model) ForwardBatch(seqs []model.Seq) ([][]float32, error) {
 		model.Linear(v, l.wv, h, n)
 		model.Linear(g, l.wg, h, n)
 		for t := 0; t < n; t++ {
-			pos, layerCache := b.Pos[t], b.Cache[t].Layers[li]
 			qt, kt := q[t*qd:(t+1)*qd], k[t*kvd:(t+1)*kvd]
 			for j := 0; j < c.Heads; j++ {
-				l.rope.NeoX(qt[j*hd:(j+1)*hd], pos)
+				l.rope.NeoX(qt[j*hd:(j+1)*hd], b.Pos[t])
 			}
 			for j := 0; j < c.KVHeads; j++ {
-				l.rope.NeoX(kt[j*hd:(j+1)*hd], pos)
+				l.rope.NeoX(kt[j*hd:(j+1)*hd], b.Pos[t])
 			}
-			layerCache.Append(kt, v[t*kvd:(t+1)*kvd])
-			out := att[t*qd : (t+1)*qd]
-			m.attn.Attend(out, qt, layerCache, scores)
-			// Head-wise sigmoid gate, before the output projection.
-			gt := g[t*c.Heads : (t+1)*c.Heads]
-			kernels.Sigmoid(gt)
+		}
+		m.attn.Attend(b, li, l.window, q, k, v, att)
+		model.AppendKV(b, li, k, v, kvd)
+		// Head-wise sigmoid gate, before the output projection.
+		kernels.Sigmoid(g)
+		for t := 0; t < n; t++ {
 			for j := 0; j < c.Heads; j++ {
-				kernels.Scale(out[j*hd:(j+1)*hd], gt[j])
+				kernels.Scale(att[t*qd+j*hd:t*qd+(j+1)*hd], g[t*c.Heads+j])
 			}
 		}
 		model.Linear(h, l.wo, att, n)
