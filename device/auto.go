@@ -1,0 +1,113 @@
+package device
+
+import "fmt"
+
+// isARM64 reports an arm64 CPU; a synthetic Info without Arch counts as
+// arm64 when it has arm64 features.
+func isARM64(info *Info) bool {
+	return info.CPU.Arch == "arm64" || (info.CPU.Arch == "" && info.Features.ASIMD)
+}
+
+// isX86 reports an x86 CPU (or a synthetic Info with x86 features only).
+func isX86(info *Info) bool {
+	switch info.CPU.Arch {
+	case "amd64", "386":
+		return true
+	case "":
+		return !info.Features.ASIMD
+	}
+	return false
+}
+
+// autoBase picks the built-in profile that matches the CPU.
+func autoBase(info *Info) (name, why string) {
+	f := info.Features
+	switch {
+	case isARM64(info) && f.DotProd:
+		return ProfileARM64DotProd, "arm64 with dotprod (SDOT/UDOT)"
+	case isARM64(info):
+		return ProfileARM64NEONBoard, "arm64 without dotprod"
+	case !isX86(info):
+		return ProfileARM64NEONBoard, fmt.Sprintf("no built-in for %s; the most conservative one", info.CPU.Arch)
+	case f.AMXTile && f.AMXInt8:
+		return ProfileX86AMXServer, "AMX int8 tiles usable"
+	case f.AVX512F && f.AVX512BW:
+		if f.AVX512VNNI {
+			return ProfileX86AVX512Server, "AVX-512 with VNNI"
+		}
+		return ProfileX86AVX512Server, "AVX-512 without VNNI"
+	case f.AVX2:
+		return ProfileX86AVX2Laptop, "AVX2 without AVX-512"
+	}
+	return ProfileX86AVX2Laptop, "x86 without AVX2 (generic kernels); the smallest x86 built-in"
+}
+
+// AutoProfile builds the "auto" profile from a probe (nil: Probe()): the
+// built-in that matches the CPU's features, with threads set to
+// info.DefaultThreads() (one per physical core) and kv_cache_bytes to a
+// quarter of the available memory, leaving room for the weights (mapped
+// from the file, so also drawing on available memory), the activations
+// and the rest of the system.
+func AutoProfile(info *Info) *Profile {
+	if info == nil {
+		info = Probe()
+	}
+	base, why := autoBase(info)
+	p, err := BuiltinProfile(base)
+	if err != nil {
+		panic(err) // the built-ins are embedded and tested
+	}
+	p.Name, p.Base, p.Why, p.Source = "auto", base, why, "auto profile "+base
+	threads := info.DefaultThreads()
+	p.Threads = &threads
+	if avail := info.Memory.AvailableBytes; avail > 0 {
+		kv := max(avail/4, 1)
+		p.KVCacheBytes = &kv
+	}
+	return p
+}
+
+// ChooseWeightPath decides how the kernels should hold the weights on
+// this CPU, and says why. The rule:
+//
+//   - priority "fidelity": w4a16, on every CPU, because it keeps the
+//     activations in 16-bit floats rather than quantizing them to int8.
+//   - arm64: w4a16 until a dotprod w4a8 kernel has been measured to win.
+//   - AMX, or AVX-512 VNNI: w4a8; int8 dot products (TDPBUSD, VPDPBUSD)
+//     multiply 4-bit weights by int8 activations several times faster
+//     than float FMAs.
+//   - AVX2 without AVX-512 VNNI: gguf, the native GGUF kernels, for now;
+//     whether w4a8 or w4a16 beats them there is for a later benchmark.
+//
+// The weight paths themselves are built elsewhere; this only decides.
+func ChooseWeightPath(info *Info, priority string) (path, why string) {
+	f := info.Features
+	switch {
+	case priority == PriorityFidelity:
+		return WeightPathW4A16, "priority fidelity: 4-bit weights with 16-bit float activations (no int8 activation quantization)"
+	case isARM64(info):
+		dp := "no dotprod"
+		if f.DotProd {
+			dp = "has dotprod"
+		}
+		return WeightPathW4A16, "arm64 (" + dp + "): w4a16 until a dotprod w4a8 kernel is measured"
+	case f.AMXTile && f.AMXInt8:
+		return WeightPathW4A8, "AMX int8 tiles: 4-bit weights with int8 activations"
+	case f.AVX512VNNI:
+		why := "AVX-512 VNNI: 4-bit weights with int8 activations"
+		if info.AMX.CPUHas {
+			why += "; the CPU has AMX but it is not usable here"
+			if info.AMX.Detail != "" {
+				why += " (" + info.AMX.Detail + ")"
+			}
+		}
+		return WeightPathW4A8, why
+	case f.AVX2:
+		why := "AVX2 without AVX-512 VNNI: the native GGUF kernels for now; the benchmark that decides w4a8 vs w4a16 on AVX2 comes later"
+		if f.AVXVNNI {
+			why += " (this CPU has AVX-VNNI, which that benchmark will weigh)"
+		}
+		return WeightPathGGUF, why
+	}
+	return WeightPathGGUF, "no AVX2: the generic GGUF kernels"
+}

@@ -1,0 +1,154 @@
+package device
+
+import (
+	"runtime/debug"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Bandwidth is the result of a memory read-bandwidth measurement.
+//
+// Method: a buffer several times larger than the last-level cache
+// (BufferBytes) is first written by the same threads that will read it,
+// so every page is really backed (an untouched page reads the shared
+// zero page, which lives in cache) and, on NUMA machines, lies near the
+// thread that reads it. Then each pass has every thread sum its own
+// contiguous slice of 64-bit words with independent accumulators, which
+// leaves the loop limited by memory rather than by the add latency; a
+// pass's bandwidth is the buffer's size over the wall time from start to
+// the last thread finishing. Passes repeat for the requested duration
+// (at least three) and the median is reported, because a shared or
+// virtualised machine has outliers on both sides. This read-only sum is
+// what decoding does with the weights, so tokens/s is bounded by
+// GBs / weight bytes.
+type Bandwidth struct {
+	GBs         float64       `json:"gbs"` // median, 10^9 bytes per second
+	MinGBs      float64       `json:"min_gbs"`
+	MaxGBs      float64       `json:"max_gbs"`
+	Threads     int           `json:"threads"`
+	BufferBytes int64         `json:"buffer_bytes"`
+	Passes      int           `json:"passes"`
+	Duration    time.Duration `json:"duration_ns"`
+}
+
+// Buffer-size bounds: large enough that the caches cannot hold a
+// meaningful part of it, small enough for a 1 GiB board.
+const (
+	bwMinBuffer   = 64 << 20
+	bwMaxBuffer   = 1 << 30
+	bwDefaultL3   = 32 << 20
+	bwL3Multiple  = 8
+	bwMinPasses   = 3
+	bwDefaultTime = time.Second
+)
+
+// sink keeps the sums alive so the compiler cannot drop the loads.
+var sink atomic.Uint64
+
+// MeasureBandwidth measures main-memory read bandwidth in GB/s with the
+// given number of threads (<= 0: Probe().DefaultThreads()) for about d
+// (<= 0: one second). See Bandwidth for the method.
+func MeasureBandwidth(threads int, d time.Duration) (gbs float64) {
+	return MeasureBandwidthDetail(nil, threads, d).GBs
+}
+
+// MeasureBandwidthDetail is MeasureBandwidth with the details. info, if
+// not nil, sizes the buffer from its L3 size and available memory and
+// gives the default thread count; nil probes.
+func MeasureBandwidthDetail(info *Info, threads int, d time.Duration) Bandwidth {
+	if info == nil {
+		info = Probe()
+	}
+	if threads <= 0 {
+		threads = info.DefaultThreads()
+	}
+	if d <= 0 {
+		d = bwDefaultTime
+	}
+	return measureBandwidth(threads, d, bufferSize(info))
+}
+
+// bufferSize is bwL3Multiple times the L3 (or a typical 32 MiB when
+// unknown), within [bwMinBuffer, bwMaxBuffer] and at most an eighth of
+// the available memory.
+func bufferSize(info *Info) int64 {
+	l3 := info.Caches.L3
+	if l3 <= 0 {
+		l3 = bwDefaultL3
+	}
+	n := min(max(l3*bwL3Multiple, bwMinBuffer), bwMaxBuffer)
+	if a := info.Memory.AvailableBytes; a > 0 {
+		n = min(n, max(a/8, 8<<20))
+	}
+	return n
+}
+
+func measureBandwidth(threads int, d time.Duration, size int64) Bandwidth {
+	words := int(size / 8)
+	threads = max(1, min(threads, words/1024))
+	buf := make([]uint64, words)
+	chunk := func(t int) []uint64 { return buf[t*words/threads : (t+1)*words/threads] }
+	parallel := func(f func([]uint64)) time.Duration {
+		var wg sync.WaitGroup
+		start := time.Now()
+		for t := range threads {
+			wg.Go(func() { f(chunk(t)) })
+		}
+		wg.Wait()
+		return time.Since(start)
+	}
+	parallel(func(b []uint64) {
+		for i := range b {
+			b[i] = uint64(i)
+		}
+	})
+	var rates []float64
+	begin := time.Now()
+	for len(rates) < bwMinPasses || time.Since(begin) < d {
+		el := parallel(func(b []uint64) { sink.Add(sumWords(b)) })
+		rates = append(rates, float64(words*8)/el.Seconds()/1e9)
+	}
+	total := time.Since(begin)
+	buf = nil // the closures hold buf by reference: drop it for the GC
+	// Give the buffer back now: a server probing at start-up should not
+	// keep it resident until the next GC cycle happens to run.
+	debug.FreeOSMemory()
+	slices.Sort(rates)
+	return Bandwidth{
+		GBs:         median(rates),
+		MinGBs:      rates[0],
+		MaxGBs:      rates[len(rates)-1],
+		Threads:     threads,
+		BufferBytes: int64(words) * 8,
+		Passes:      len(rates),
+		Duration:    total,
+	}
+}
+
+// sumWords adds up b with four independent accumulators so that the
+// add latency never limits the loads.
+func sumWords(b []uint64) uint64 {
+	var s0, s1, s2, s3 uint64
+	for len(b) >= 8 {
+		s0 += b[0] + b[4]
+		s1 += b[1] + b[5]
+		s2 += b[2] + b[6]
+		s3 += b[3] + b[7]
+		b = b[8:]
+	}
+	for _, v := range b {
+		s0 += v
+	}
+	return s0 + s1 + s2 + s3
+}
+
+// median of sorted values.
+func median(s []float64) float64 {
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
