@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -13,15 +14,17 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/siskin-ml/siskin/chat"
 	"github.com/siskin-ml/siskin/chat/toolcall"
+	"github.com/siskin-ml/siskin/device"
 	"github.com/siskin-ml/siskin/engine"
 	"github.com/siskin-ml/siskin/kernels"
-	"github.com/siskin-ml/siskin/model"
 	"github.com/siskin-ml/siskin/model/load"
 	"github.com/siskin-ml/siskin/sample"
 	"github.com/siskin-ml/siskin/server"
@@ -29,9 +32,13 @@ import (
 
 type serveFlags struct {
 	model, host, name, apiKey, cors, toolParser, reasoningParser, chatTemplate string
+	profile, weightPath, priority                                              string
 	port, maxModelLen, maxNumSeqs, maxBatched, threads                         int
 	kvBytes, maxRequestBytes                                                   int64
 	grace                                                                      time.Duration
+	printConfig                                                                bool
+	// flagLayer holds the settings the user gave on the command line.
+	flagLayer device.Layer
 }
 
 func serveCmd() *cobra.Command {
@@ -48,6 +55,16 @@ func serveCmd() *cobra.Command {
 				f.apiKey = os.Getenv("SISKIN_API_KEY")
 			}
 			log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
+			var err error
+			f.flagLayer, err = device.FlagLayer(func(set func(name, value string)) {
+				cmd.Flags().Visit(func(fl *pflag.Flag) { set(fl.Name, fl.Value.String()) })
+			})
+			if err != nil {
+				return err
+			}
+			if f.printConfig {
+				return printConfig(cmd.OutOrStdout(), f)
+			}
 			h, cleanup, summary, err := buildServer(f, log)
 			if err != nil {
 				return err
@@ -88,6 +105,14 @@ func serveCmd() *cobra.Command {
 	fl.IntVar(&f.maxModelLen, "max-model-len", 0, "context length per sequence (default: the model's, at most 8192)")
 	fl.IntVar(&f.maxNumSeqs, "max-num-seqs", 8, "most sequences in one step")
 	fl.IntVar(&f.maxBatched, "max-num-batched-tokens", 256, "most tokens in one step (prompt chunk size)")
+	_ = fl.MarkHidden("weight-path") // only gguf exists so far
+	// Default sampling for requests that leave a field out; only flags the
+	// user sets count (see device.FlagLayer), so the values here are unused.
+	fl.Float64("temperature", 1, "default temperature")
+	fl.Float64("top-p", 1, "default top_p")
+	fl.Int("top-k", 0, "default top_k")
+	fl.Float64("min-p", 0, "default min_p")
+	fl.Float64("repetition-penalty", 1, "default repetition_penalty")
 	fl.Int64Var(&f.kvBytes, "kv-cache-bytes", 0, "KV cache budget in bytes (default: a quarter of available memory, at most what max-num-seqs full sequences need)")
 	fl.StringVar(&f.apiKey, "api-key", "", "require Authorization: Bearer KEY (default $SISKIN_API_KEY)")
 	fl.StringVar(&f.cors, "cors-origins", "", "comma-separated origins allowed by CORS (off by default)")
@@ -95,7 +120,11 @@ func serveCmd() *cobra.Command {
 	fl.StringVar(&f.toolParser, "tool-call-parser", "auto", "tool call format: auto, none, "+strings.Join(toolcall.ToolParsers(), ", "))
 	fl.StringVar(&f.reasoningParser, "reasoning-parser", "auto", "reasoning format: auto, none, "+strings.Join(toolcall.ReasoningParsers(), ", "))
 	fl.StringVar(&f.chatTemplate, "chat-template", "", "Jinja chat template file (default: the model's)")
-	fl.IntVarP(&f.threads, "threads", "t", 0, "threads (default: all cores)")
+	fl.IntVarP(&f.threads, "threads", "t", 0, "threads (default: the profile's, else physical cores)")
+	fl.StringVar(&f.profile, "profile", "", "deploy profile: a YAML file or a built-in name ("+strings.Join(device.BuiltinNames(), ", ")+"); default: auto from the device probe")
+	fl.StringVar(&f.weightPath, "weight-path", "", "weight layout and kernels: auto or gguf (w4a8, w4a16, w8a8 are not built yet)")
+	fl.StringVar(&f.priority, "priority", "", "speed or fidelity (picks the weight path when auto)")
+	fl.BoolVar(&f.printConfig, "print-config", false, "print the resolved configuration with the source of each value, and exit")
 	fl.DurationVar(&f.grace, "shutdown-grace", 30*time.Second, "how long in-flight requests may finish after SIGTERM")
 	return cmd
 }
@@ -112,17 +141,83 @@ func reasoningParserFor(arch string) string {
 	return ""
 }
 
+// resolve layers the configuration: flags > --profile > the model's
+// generation_config > the auto profile > defaults.
+func resolve(f serveFlags, lm *load.Loaded) (device.Settings, *device.Info, error) {
+	info := device.Probe()
+	layers := []device.Layer{f.flagLayer}
+	if f.profile != "" {
+		p, err := device.OpenProfile(f.profile)
+		if err != nil {
+			return nil, nil, err
+		}
+		layers = append(layers, p.Layer())
+	}
+	if lm != nil {
+		g := lm.Generation
+		gl, err := device.GenerationConfigLayer(device.GenerationDefaults{Temperature: g.Temperature, TopP: g.TopP, TopK: g.TopK})
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", f.model, err)
+		}
+		layers = append(layers, gl)
+	}
+	layers = append(layers, device.AutoProfile(info).Layer())
+	return device.Resolve(layers...), info, nil
+}
+
+func printConfig(w io.Writer, f serveFlags) error {
+	var lm *load.Loaded
+	if f.model != "" {
+		var err error
+		if lm, err = load.Open(f.model); err != nil {
+			return err
+		}
+		defer lm.Close()
+	}
+	set, info, err := resolve(f, lm)
+	if err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, s := range set {
+		v := "unset"
+		if s.Value != nil {
+			v = fmt.Sprint(s.Value)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", s.Name, v, s.Source)
+	}
+	path, why := set.WeightPath(info)
+	fmt.Fprintf(tw, "weight path\t%s\t%s\n", path, why)
+	return tw.Flush()
+}
+
 // buildServer loads the model and wires engine and HTTP server.
 func buildServer(f serveFlags, log *slog.Logger) (*server.Server, func(), string, error) {
-	if f.threads > 0 {
-		kernels.SetThreads(f.threads)
-	}
 	lm, err := load.Open(f.model)
 	if err != nil {
 		return nil, nil, "", err
 	}
+	fail := func(err error) (*server.Server, func(), string, error) {
+		lm.Close()
+		return nil, nil, "", err
+	}
+	set, info, err := resolve(f, lm)
+	if err != nil {
+		return fail(err)
+	}
+	weightPath, why := set.WeightPath(info)
+	if weightPath != "gguf" {
+		// The converted layouts come with the weight-path work; until then
+		// every device runs the GGUF kernels.
+		why = fmt.Sprintf("%s would be chosen (%s), but only gguf is built so far", weightPath, why)
+		weightPath = "gguf"
+	}
+	log.Info("weight path", "path", weightPath, "why", why)
+	if n := set.Int(device.KeyThreads); n > 0 {
+		kernels.SetThreads(int(n))
+	}
 	cfg := lm.Model.Config()
-	maxLen := f.maxModelLen
+	maxLen := int(set.Int(device.KeyMaxModelLen))
 	if maxLen <= 0 {
 		maxLen = cfg.ContextLength
 		if maxLen <= 0 || maxLen > 8192 {
@@ -130,17 +225,17 @@ func buildServer(f serveFlags, log *slog.Logger) (*server.Server, func(), string
 		}
 	}
 	if cfg.ContextLength > 0 && maxLen > cfg.ContextLength {
-		lm.Close()
-		return nil, nil, "", fmt.Errorf("--max-model-len %d exceeds the model's context length %d", maxLen, cfg.ContextLength)
+		return fail(fmt.Errorf("max_model_len %d exceeds the model's context length %d", maxLen, cfg.ContextLength))
 	}
-	kvBytes := f.kvBytes
-	if kvBytes <= 0 {
-		kvBytes = defaultKVBytes(cfg, maxLen, f.maxNumSeqs)
+	seqs := int(set.Int(device.KeyMaxNumSeqs))
+	kvBytes := set.Int(device.KeyKVCacheBytes)
+	// An automatic budget never exceeds what max_num_seqs full sequences need.
+	if need := cfg.KVBytes(maxLen) * int64(max(seqs, 1)); kvBytes <= 0 || set.Get(device.KeyKVCacheBytes).Source != device.SourceFlag && kvBytes > need {
+		kvBytes = need
 	}
 	tmpl, err := loadTemplate(lm, f.chatTemplate)
 	if err != nil {
-		lm.Close()
-		return nil, nil, "", err
+		return fail(err)
 	}
 	toolParser, reasoningParser := f.toolParser, f.reasoningParser
 	if toolParser == "auto" {
@@ -156,24 +251,22 @@ func buildServer(f serveFlags, log *slog.Logger) (*server.Server, func(), string
 		reasoningParser = ""
 	}
 	if _, err := toolcall.New(toolParser, reasoningParser, nil, toolcall.Options{}); err != nil {
-		lm.Close()
-		return nil, nil, "", err
+		return fail(err)
 	}
 	name := f.name
 	if name == "" {
 		name = strings.TrimSuffix(filepath.Base(filepath.Clean(f.model)), ".gguf")
 	}
 	defaults := sample.Defaults()
-	if g := lm.Generation; g.Temperature != nil {
-		defaults.Temperature = *g.Temperature
+	defaults.Temperature = set.Float(device.KeyTemperature)
+	defaults.TopP = set.Float(device.KeyTopP)
+	defaults.TopK = int(set.Int(device.KeyTopK))
+	defaults.MinP = set.Float(device.KeyMinP)
+	defaults.RepetitionPenalty = set.Float(device.KeyRepetitionPenalty)
+	if err := defaults.Validate(0); err != nil {
+		return fail(fmt.Errorf("sampling defaults: %w", err))
 	}
-	if g := lm.Generation; g.TopP != nil {
-		defaults.TopP = *g.TopP
-	}
-	if g := lm.Generation; g.TopK != nil {
-		defaults.TopK = *g.TopK
-	}
-	eng := engine.New(lm.Model, engine.Config{MaxNumSeqs: f.maxNumSeqs, MaxNumBatchedTokens: f.maxBatched, KVCacheBytes: kvBytes})
+	eng := engine.New(lm.Model, engine.Config{MaxNumSeqs: seqs, MaxNumBatchedTokens: int(set.Int(device.KeyMaxNumBatchedTokens)), KVCacheBytes: kvBytes})
 	var origins []string
 	if f.cors != "" {
 		origins = strings.Split(f.cors, ",")
@@ -182,35 +275,10 @@ func buildServer(f serveFlags, log *slog.Logger) (*server.Server, func(), string
 		ModelName: name, APIKey: f.apiKey, MaxRequestBytes: f.maxRequestBytes, CORSOrigins: origins,
 		MaxModelLen: maxLen, ToolParser: toolParser, ReasoningParser: reasoningParser, Defaults: defaults, Logger: log,
 	}, eng, lm.Tokenizer, tmpl)
-	summary := fmt.Sprintf("siskin: model %s (%s, %s weights, %d MiB), weight path gguf-native, context %d, KV budget %d MiB, %d threads",
-		name, cfg.Arch, lm.Source.Format, lm.Model.WeightBytes()>>20, maxLen, kvBytes>>20, kernels.Threads())
+	summary := fmt.Sprintf("siskin: model %s (%s, %s, %d MiB of weights), weight path %s, context %d, KV budget %d MiB, %d threads",
+		name, cfg.Arch, lm.Source.Format, lm.Model.WeightBytes()>>20, weightPath, maxLen, kvBytes>>20, kernels.Threads())
 	cleanup := func() { eng.Close(); lm.Close() }
 	return srv, cleanup, summary, nil
-}
-
-// defaultKVBytes gives the KV cache a quarter of available memory, but no
-// more than max-num-seqs full-length sequences need.
-func defaultKVBytes(cfg *model.Config, maxLen, seqs int) int64 {
-	need := cfg.KVBytes(maxLen) * int64(max(seqs, 1))
-	avail := availableMemory() / 4
-	if avail <= 0 || avail > need {
-		return need
-	}
-	return avail
-}
-
-func availableMemory() int64 {
-	raw, err := os.ReadFile("/proc/meminfo")
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(raw), "\n") {
-		if rest, ok := strings.CutPrefix(line, "MemAvailable:"); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
-			return kb << 10
-		}
-	}
-	return 0
 }
 
 // loadTemplate finds the chat template: a file given on the command line,

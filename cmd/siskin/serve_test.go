@@ -1,0 +1,47 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/siskin-ml/siskin/internal/testdata"
+)
+
+// --print-config shows each setting with where it came from: flags beat
+// --profile, which beats generation_config, which beats the auto profile.
+func TestServePrintConfig(t *testing.T) {
+	model := testdata.Path(t, "llm", "tiny", "hf", "qwen3-tiny", "bf16")
+	prof := filepath.Join(t.TempDir(), "p.yaml")
+	os.WriteFile(prof, []byte("max_num_seqs: 3\nsampling:\n  top_k: 7\n  min_p: 0.05\n"), 0o644)
+	out, err := siskin(t, "serve", "-m", model, "--print-config", "--profile", prof, "--temperature", "0.2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range [][]string{
+		{"temperature", "0.2", "flag"},
+		{"max_num_seqs", "3", "profile"},
+		{"min_p", "0.05", "profile"},
+		{"top_k", "7", "profile"}, // the profile beats generation_config's 20
+		{"top_p", "0.95", "generation_config"},
+		{"threads", "auto profile"},
+		{"weight path", "gguf"},
+	} {
+		found := false
+		for _, line := range strings.Split(out, "\n") {
+			ok := true
+			for _, w := range want {
+				ok = ok && strings.Contains(line, w)
+			}
+			found = found || ok && strings.HasPrefix(line, want[0])
+		}
+		if !found {
+			t.Errorf("no line with %q in:\n%s", want, out)
+		}
+	}
+	os.WriteFile(prof, []byte("threads: 2\nbogus: 1\n"), 0o644)
+	if _, err := siskin(t, "serve", "-m", model, "--print-config", "--profile", prof); err == nil || !strings.Contains(err.Error(), prof+":2:1") {
+		t.Errorf("unknown profile key: %v", err)
+	}
+}
