@@ -73,7 +73,10 @@ func (t *Tokenizer) bpeMerge(w string) []int {
 		syms = t.charSymbols(w)
 	}
 	n := len(syms)
-	if n > 1 && len(t.merges) > 0 {
+	if n > 1 && n <= smallWord && t.merges.n > 0 {
+		return t.mergeSmall(syms)
+	}
+	if n > 1 && t.merges.n > 0 {
 		next := make([]int32, n)
 		prev := make([]int32, n)
 		for i := range syms {
@@ -86,7 +89,7 @@ func (t *Tokenizer) bpeMerge(w string) []int {
 			if l < 0 || r < 0 {
 				return
 			}
-			if m, ok := t.merges[pairKey(syms[l], syms[r])]; ok {
+			if m, ok := t.merges.get(syms[l], syms[r]); ok {
 				h.push(pairItem{rank: m.rank, left: l, right: r, lid: syms[l], rid: syms[r]})
 			}
 		}
@@ -100,7 +103,8 @@ func (t *Tokenizer) bpeMerge(w string) []int {
 			if syms[l] != it.lid || syms[r] != it.rid || next[l] != r {
 				continue
 			}
-			syms[l] = t.merges[pairKey(it.lid, it.rid)].id
+			m, _ := t.merges.get(it.lid, it.rid)
+			syms[l] = m.id
 			syms[r] = -2 // merged away
 			next[l] = next[r]
 			if next[r] >= 0 {
@@ -112,6 +116,65 @@ func (t *Tokenizer) bpeMerge(w string) []int {
 	}
 	out := make([]int, 0, n)
 	for _, id := range syms {
+		if id >= 0 {
+			out = append(out, int(id))
+		}
+	}
+	return out
+}
+
+// smallWord is the symbol count up to which mergeSmall's quadratic scan
+// beats the heap.
+const smallWord = 48
+
+// mergeSmall is bpeMerge's merge loop for short words: it keeps the rank
+// of each adjacent pair in an array and scans it for the lowest (the
+// leftmost among equals), which for the few symbols of a typical word
+// costs less than heap upkeep and allocates nothing but the result.
+func (t *Tokenizer) mergeSmall(in []int32) []int {
+	var symBuf, rankBuf, idBuf [smallWord]int32
+	n := len(in)
+	syms, ranks, ids := symBuf[:n], rankBuf[:n], idBuf[:n]
+	copy(syms, in)
+	const none = int32(1<<31 - 1)
+	pair := func(i int) {
+		ranks[i] = none
+		if syms[i] < 0 || syms[i+1] < 0 {
+			return
+		}
+		if m, ok := t.merges.get(syms[i], syms[i+1]); ok {
+			ranks[i], ids[i] = m.rank, m.id
+		}
+	}
+	for i := 0; i+1 < n; i++ {
+		pair(i)
+	}
+	for {
+		best, bestRank := -1, none
+		for i := 0; i+1 < n; i++ {
+			if ranks[i] < bestRank {
+				best, bestRank = i, ranks[i]
+			}
+		}
+		if best < 0 {
+			break
+		}
+		syms[best] = ids[best]
+		copy(syms[best+1:], syms[best+2:n])
+		copy(ranks[best+1:], ranks[best+2:n])
+		copy(ids[best+1:], ids[best+2:n])
+		n--
+		if best+1 < n {
+			pair(best)
+		} else {
+			ranks[best] = none
+		}
+		if best > 0 {
+			pair(best - 1)
+		}
+	}
+	out := make([]int, 0, n)
+	for _, id := range syms[:n] {
 		if id >= 0 {
 			out = append(out, int(id))
 		}

@@ -73,3 +73,51 @@ func FuzzTokenizerJSON(f *testing.F) {
 		tk.Decode([]int{-1, 0, tk.VocabSize(), tk.BOS(), tk.EOS()})
 	})
 }
+
+// FuzzSentencePieceModel checks that loading arbitrary bytes as a
+// SentencePiece model never panics, and that whatever loads encodes and
+// decodes without panicking and with ids in range. Seeds: a hand-made
+// model (testSPModel) and the start of Llama 2's tokenizer.model.
+func FuzzSentencePieceModel(f *testing.F) {
+	f.Add(testSPModel(miniPieces, spBPE, false, true))
+	f.Add(testSPModel(miniPieces, spBPE, true, false))
+	if b, err := os.ReadFile(testdata.Path(f, "tokenizers", "llama2", "tokenizer.model")); err == nil {
+		f.Add(b[:4096])
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		tk, err := FromSentencePiece(data)
+		if err != nil {
+			return
+		}
+		for _, s := range []string{"", "ab c", "<s>a<u>b \xff", "  x\n"} {
+			for _, opt := range []EncodeOptions{{}, {AddSpecial: true, ParseSpecial: true}} {
+				ids := tk.Encode(s, opt)
+				for _, id := range ids {
+					if id < 0 || id >= tk.VocabSize() {
+						t.Fatalf("Encode(%q): id %d out of range", s, id)
+					}
+				}
+				checkStream(t, tk, ids, DecodeOptions{})
+			}
+		}
+		tk.Decode([]int{-1, 0, tk.VocabSize(), tk.BOS(), tk.EOS()})
+	})
+}
+
+// FuzzEncodeLlama3 checks decode(encode(x)) == x on Llama 3.1's real
+// tokenizer.json (byte-level, no normalizer), whose pre-tokenizer runs on
+// the hand-written scanner, with its merges and ignore_merges.
+func FuzzEncodeLlama3(f *testing.F) {
+	tk := loadTokenizerDir(f, "llama3_1")
+	for _, s := range fastSplitSamples {
+		f.Add(s)
+	}
+	f.Add(mixedText[:600])
+	f.Fuzz(func(t *testing.T, s string) {
+		ids := tk.Encode(s, EncodeOptions{})
+		if got := tk.Decode(ids); got != s {
+			t.Fatalf("Decode(Encode(%q)) = %q (ids %v)", s, got, ids)
+		}
+		checkStream(t, tk, ids, DecodeOptions{})
+	})
+}

@@ -24,8 +24,8 @@ var ggufKinds = map[int32]tokenKind{
 
 // FromGGUF builds the tokenizer described by a GGUF file's tokenizer.ggml.*
 // metadata, with llama.cpp's semantics. Supported: model "llama"
-// (SentencePiece scores) and "gpt2" (byte-level BPE) with the pre-tokenizers
-// listed in ggufPres.
+// (SentencePiece scores), "gpt2" (byte-level BPE) with the pre-tokenizers
+// listed in ggufPres, and "bert" (WordPiece).
 func FromGGUF(f *gguf.File) (*Tokenizer, error) {
 	model, _ := f.String("tokenizer.ggml.model")
 	tokens, ok := f.Strings("tokenizer.ggml.tokens")
@@ -71,7 +71,8 @@ func FromGGUF(f *gguf.File) (*Tokenizer, error) {
 		t.byteIDs[i] = -1
 	}
 
-	addBOS, addEOS := false, false
+	addBOS, addEOS, addSEP := false, false, false
+	sep := -1
 	switch model {
 	case "llama":
 		// llama.cpp's defaults for SentencePiece vocabularies.
@@ -99,6 +100,10 @@ func FromGGUF(f *gguf.File) (*Tokenizer, error) {
 		if name == "" {
 			name = "default" // llama.cpp's choice for files that predate the key
 		}
+		if name == "kimi-k2" || name == "afmoe" {
+			// llama.cpp splits these with hand-written code, not regexes.
+			return nil, fmt.Errorf("tokenizer: pre-tokenizer %q is not supported", name)
+		}
 		pre, ok := ggufPres[name]
 		if !ok {
 			// llama.cpp warns and uses its default pre-tokenizer.
@@ -108,7 +113,7 @@ func FromGGUF(f *gguf.File) (*Tokenizer, error) {
 		t.ignoreMerges = pre.ignoreMerges
 		addBOS = pre.addBOS
 		merges, _ := f.Strings("tokenizer.ggml.merges")
-		t.merges = make(map[uint64]merge, len(merges))
+		t.merges = newMergeTable(len(merges))
 		for rank, m := range merges {
 			// llama.cpp splits at the first space after the first byte, so
 			// that a merge may start with a space character.
@@ -124,6 +129,14 @@ func FromGGUF(f *gguf.File) (*Tokenizer, error) {
 				t.byteIDs[b] = id
 			}
 		}
+	case "bert":
+		// llama.cpp's defaults for WordPiece vocabularies: [CLS] text [SEP].
+		t.model = modelWPM
+		t.bos, t.unk = 101, 100
+		addBOS, addSEP = true, true
+		for _, p := range tokens {
+			t.maxTokenLen = max(t.maxTokenLen, len(p))
+		}
 	default:
 		return nil, fmt.Errorf("tokenizer: unsupported tokenizer.ggml.model %q", model)
 	}
@@ -137,6 +150,11 @@ func FromGGUF(f *gguf.File) (*Tokenizer, error) {
 			return -1 // llama.cpp writes 0xFFFFFFFF for "none"
 		}
 		return int(v)
+	}
+	if model == "bert" {
+		// Older BERT conversions name the [CLS] that starts a sequence so.
+		t.bos = tokenID("tokenizer.ggml.cls_token_id", t.bos)
+		sep = tokenID("tokenizer.ggml.seperator_token_id", 102) // sic: llama.cpp's key
 	}
 	t.bos = tokenID("tokenizer.ggml.bos_token_id", t.bos)
 	t.eos = tokenID("tokenizer.ggml.eos_token_id", t.eos)
@@ -156,16 +174,28 @@ func FromGGUF(f *gguf.File) (*Tokenizer, error) {
 	if addBOS && t.bos >= 0 {
 		t.prefixIDs = []int{t.bos}
 	}
+	if v, ok := f.Bool("tokenizer.ggml.add_sep_token"); ok {
+		addSEP = v
+	}
 	if addEOS && t.eos >= 0 {
 		t.suffixIDs = []int{t.eos}
 	}
+	if addSEP && sep >= 0 {
+		t.suffixIDs = append(t.suffixIDs, sep)
+	}
+
+	// llama.cpp makes Phi-3's special tokens swallow the whitespace after
+	// them, by model name (its chat template puts a newline after each).
+	name, _ := f.String("general.name")
+	name = strings.ToLower(name)
+	phi3 := strings.Contains(name, "phi-3") || strings.Contains(name, "phi3")
 
 	t.render = make([]string, n)
 	var added []addedToken
 	for id, p := range tokens {
 		switch t.kinds[id] {
 		case kindNormal:
-			if t.model == modelSPM {
+			if t.model != modelBPE {
 				t.render[id] = strings.ReplaceAll(p, "▁", " ")
 			} else {
 				t.render[id] = byteLevelDecode(p)
@@ -178,7 +208,8 @@ func FromGGUF(f *gguf.File) (*Tokenizer, error) {
 			}
 		case kindControl, kindUnknown, kindUserDefined:
 			t.render[id] = p
-			added = append(added, addedToken{text: p, id: id, special: t.kinds[id] != kindUserDefined})
+			rstrip := phi3 && p != "<unk>" && p != "<s>" && p != "<|endoftext|>"
+			added = append(added, addedToken{text: p, id: id, special: t.kinds[id] != kindUserDefined, rstrip: rstrip})
 		}
 	}
 	t.finish(added)
@@ -194,10 +225,8 @@ func (t *Tokenizer) addMerge(a, b string, rank int) {
 	if !ok1 || !ok2 || !ok3 {
 		return
 	}
-	k := pairKey(int32(ia), int32(ib))
-	if _, dup := t.merges[k]; !dup { // the first (highest-priority) rank wins
-		t.merges[k] = merge{rank: int32(rank), id: int32(ir)}
-	}
+	// The first (highest-priority) rank of a pair listed twice wins.
+	t.merges.add(int32(ia), int32(ib), merge{rank: int32(rank), id: int32(ir)})
 }
 
 // byteTokenText decodes a "<0xXX>" piece to its byte; other text is kept.

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/siskin-ml/siskin/gguf"
@@ -77,6 +78,29 @@ func loadHF(t testing.TB, model string) *Tokenizer {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return tk
+}
+
+var (
+	dirTokMu sync.Mutex
+	dirToks  = map[string]*Tokenizer{}
+)
+
+// loadTokenizerDir loads tokenizers/NAME (tokenizer.json and
+// tokenizer_config.json) once per test binary: the large files take
+// seconds to parse.
+func loadTokenizerDir(t testing.TB, name string) *Tokenizer {
+	t.Helper()
+	dirTokMu.Lock()
+	defer dirTokMu.Unlock()
+	if tk, ok := dirToks[name]; ok {
+		return tk
+	}
+	tk, err := FromHFDir(testdata.Path(t, "tokenizers", name))
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	dirToks[name] = tk
 	return tk
 }
 

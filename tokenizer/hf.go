@@ -221,12 +221,12 @@ func FromTokenizerJSON(tokenizerJSON, tokenizerConfigJSON []byte) (*Tokenizer, e
 		t.byteIDs[i] = -1
 	}
 
-	t.merges = map[uint64]merge{}
 	if !isNull(m.Merges) {
 		pairs, err := parseMerges(m.Merges)
 		if err != nil {
 			return nil, err
 		}
+		t.merges = newMergeTable(len(pairs))
 		for rank, p := range pairs {
 			t.addMerge(p[0], p[1], rank)
 		}
@@ -537,6 +537,9 @@ func (t *Tokenizer) parsePreTokenizer(raw json.RawMessage) error {
 		sp, err := newRegexSplit(pat, b, s.Invert)
 		if err != nil {
 			return err
+		}
+		if lit := s.Pattern.String; lit != nil && *lit != "" && s.Pattern.Regex == nil {
+			sp.scan = scanLiteral(*lit)
 		}
 		t.pre = append(t.pre, sp)
 		return nil

@@ -36,6 +36,7 @@ var splitBehaviors = map[string]splitBehavior{
 // one of llama.cpp's pre-tokenizer regexes).
 type regexSplit struct {
 	re       *regexp2.Regexp
+	scan     scanFunc // a hand-written equivalent of re, if there is one
 	behavior splitBehavior
 	invert   bool // the pattern matches the words rather than the delimiters
 }
@@ -63,7 +64,7 @@ func newRegexSplit(pattern string, b splitBehavior, invert bool) (*regexSplit, e
 	if err != nil {
 		return nil, err
 	}
-	return &regexSplit{re: re, behavior: b, invert: invert}, nil
+	return &regexSplit{re: re, scan: fastScanners[pattern], behavior: b, invert: invert}, nil
 }
 
 // mustSplits compiles the built-in llama.cpp pattern lists (Isolated).
@@ -93,6 +94,53 @@ func (s *regexSplit) split(words []string) []string {
 }
 
 func (s *regexSplit) splitOne(out []string, w string) []string {
+	if s.scan != nil && s.behavior == splitIsolated {
+		// Matches and the text between them are the words: no need to
+		// collect segments first.
+		prev := 0
+		s.scan(w, func(a, b int) {
+			if a > prev {
+				out = append(out, w[prev:a])
+			}
+			if b > a {
+				out = append(out, w[a:b])
+			}
+			prev = b
+		})
+		if prev < len(w) {
+			out = append(out, w[prev:])
+		}
+		return out
+	}
+	var segs []segment
+	prev := 0
+	add := func(a, b int) {
+		if a > prev {
+			segs = append(segs, segment{prev, a, s.invert})
+		}
+		// An empty match still cuts the text there, as in Hugging Face
+		// and llama.cpp; the empty piece itself is dropped below.
+		segs = append(segs, segment{a, b, !s.invert})
+		prev = b
+	}
+	if s.scan != nil {
+		s.scan(w, add)
+	} else {
+		s.regexMatches(w, add)
+	}
+	if prev < len(w) {
+		segs = append(segs, segment{prev, len(w), s.invert})
+	}
+	for _, g := range applyBehavior(segs, s.behavior) {
+		if g.end > g.start {
+			out = append(out, w[g.start:g.end])
+		}
+	}
+	return out
+}
+
+// regexMatches calls add with the byte offsets of every match of the regex.
+func (s *regexSplit) regexMatches(w string, add func(a, b int)) {
 	// The regex engine works on runes; offs maps rune indices back to bytes
 	// so that invalid UTF-8 (decoded as U+FFFD) keeps its original bytes.
 	runes := make([]rune, 0, len(w))
@@ -106,28 +154,11 @@ func (s *regexSplit) splitOne(out []string, w string) []string {
 	offs = append(offs, len(w))
 	found, err := s.re.FindAllRunesIndex(runes, -1)
 	if err != nil {
-		found = nil // only a timeout can fail here; treat as no match
+		return // only a timeout can fail here; treat as no match
 	}
-	var segs []segment
-	prev := 0
 	for _, m := range found {
-		a, b := offs[m[0]], offs[m[1]]
-		if a == b {
-			continue // empty matches delimit nothing
-		}
-		if a > prev {
-			segs = append(segs, segment{prev, a, s.invert})
-		}
-		segs = append(segs, segment{a, b, !s.invert})
-		prev = b
+		add(offs[m[0]], offs[m[1]])
 	}
-	if prev < len(w) {
-		segs = append(segs, segment{prev, len(w), s.invert})
-	}
-	for _, g := range applyBehavior(segs, s.behavior) {
-		out = append(out, w[g.start:g.end])
-	}
-	return out
 }
 
 // applyBehavior combines match/non-match segments into words, following
@@ -204,10 +235,27 @@ const (
 	patGPT2LlamaCpp = `'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)`
 	// Llama 3 as llama.cpp spells it: ASCII-only case folding of contractions.
 	patLlama3 = `(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`
+	// Llama 3 and Qwen2 as their tokenizer.json files spell them.
+	patLlama3HF = `(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`
+	patQwen2HF  = `(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`
 	// Qwen2/Qwen3: Llama 3's pattern with single digits.
 	patQwen2 = `(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`
 	// CJK ranges of the DeepSeek pre-tokenizers (U+4E00-9FA5, U+0800-4E00, U+AC00-D7FF).
 	patCJKDeepSeek = "[\u4e00-\u9fa5\u0800-\u4e00\uac00-\ud7ff]+"
+	// DeepSeek LLM's letters: Latin, Greek, Cyrillic and other cased scripts.
+	// Six code points are written as escapes because Unicode normalization
+	// (NFC) would turn them into other characters and break their ranges.
+	patDeepSeekLetters = `\s?[A-Za-zµÀ-ÖØ-öø-ƺƼ-ƿǄ-ʓʕ-ʯͰ-ͳͶͷͻ-ͽͿΆΈ-ΊΌΎ-ΡΣ-ϵϷ-ҁҊ-ԯԱ-ՖႠ-ჅᎠ-Ᏽᏸ-ᏽᲐ-ᲺᲽ-Ჿᴀ-ᴫᵫ-ᵷᵹ-ᶚḀ-ἕἘ-Ἕἠ-ὅὈ-Ὅὐ-ὗὙὛὝὟ-\u1F7Dᾀ-ᾴᾶ-ᾼ\u1FBEῂ-ῄῆ-ῌῐ-\u1FD3ῖ-\u1FDBῠ-Ῥῲ-ῴῶ-ῼℂℇℊ-ℓℕℙ-ℝℤ\u2126ℨ\u212A-ℭℯ-ℴℹℼ-ℿⅅ-ⅉⅎↃↄⰀ-ⱻⱾ-ⳤⳫ-ⳮⳲⳳꙀ-ꙭꚀ-ꚛꜢ-ꝯꝱ-ꞇꞋ-ꞎꭰ-ꮿﬀ-ﬆﬓ-ﬗＡ-Ｚａ-ｚ𐐀-𐑏𐒰-𐓓𐓘-𐓻𐲀-𐲲𐳀-𐳲𑢠-𑣟𞤀-𞥃]+`
+	// DeepSeek V3 (and Hunyuan dense): letters with their marks, Han/kana runs.
+	patDeepSeek3 = "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+| ?[\\p{P}\\p{S}]+[\r\n]*|\\s*[\r\n]+|\\s+(?!\\S)|\\s+"
+	// GPT-4o (o200k): cased words with optional contractions, up to 3 digits.
+	patGPT4o = `[^\r\n\p{L}\p{N}]?((?=[\p{L}])([^a-z]))*((?=[\p{L}])([^A-Z]))+(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?|[^\r\n\p{L}\p{N}]?((?=[\p{L}])([^a-z]))+((?=[\p{L}])([^A-Z]))*(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+`
+	// Mistral Tekken: GPT-4o's shape without contractions, single digits.
+	patTekken = `[^\r\n\p{L}\p{N}]?((?=[\p{L}])([^a-z]))*((?=[\p{L}])([^A-Z]))+|[^\r\n\p{L}\p{N}]?((?=[\p{L}])([^a-z]))+((?=[\p{L}])([^A-Z]))*|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+`
+	// Qwen3.5: Qwen2's pattern with combining marks kept in words.
+	patQwen35 = `(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}| ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`
+	// BLOOM, Poro, GPT-3 Finnish, Viking: words up to a delimiter.
+	patBloom = ` ?[^(\s|.,!?…。，、।۔،)]+`
 )
 
 // ggufPre describes one tokenizer.ggml.pre value.
@@ -224,10 +272,12 @@ var (
 		`\p{N}+`,
 		`[0-9][0-9][0-9]`,
 	}}
-	preGPT2      = ggufPre{patterns: []string{patGPT2LlamaCpp}}
-	preLlama3    = ggufPre{patterns: []string{patLlama3}, ignoreMerges: true, addBOS: true}
-	preQwen2     = ggufPre{patterns: []string{patQwen2}}
-	preStarcoder = ggufPre{patterns: []string{`\p{N}`, patGPT2LlamaCpp}}
+	preGPT2   = ggufPre{patterns: []string{patGPT2LlamaCpp}}
+	preLlama3 = ggufPre{patterns: []string{patLlama3}, ignoreMerges: true, addBOS: true}
+	// DBRX and Smaug use Llama 3's pattern without its merge and BOS rules.
+	preLlama3NoBOS = ggufPre{patterns: []string{patLlama3}}
+	preQwen2       = ggufPre{patterns: []string{patQwen2}}
+	preStarcoder   = ggufPre{patterns: []string{`\p{N}`, patGPT2LlamaCpp}}
 )
 
 // ggufPres maps tokenizer.ggml.pre to llama.cpp's pre-tokenizer; names
@@ -257,6 +307,64 @@ var ggufPres = map[string]ggufPre{
 		"[\\p{P}\\$\\+<=>\\^~\\|`]+",
 		patGPT2LlamaCpp,
 		`[0-9][0-9][0-9]`,
+	}},
+	"dbrx":            preLlama3NoBOS,
+	"smaug-bpe":       preLlama3NoBOS,
+	"chatglm-bpe":     {patterns: []string{patLlama3}},
+	"glm4":            {patterns: []string{patLlama3}},
+	"hunyuan":         preQwen2,
+	"grok-2":          preQwen2,
+	"qwen35":          {patterns: []string{patQwen35}},
+	"gpt-4o":          {patterns: []string{patGPT4o}},
+	"llama4":          {patterns: []string{patGPT4o}},
+	"tekken":          {patterns: []string{patTekken}, ignoreMerges: true, addBOS: true},
+	"bloom":           {patterns: []string{patBloom}},
+	"poro-chat":       {patterns: []string{patBloom}},
+	"gpt3-finnish":    {patterns: []string{patBloom}},
+	"viking":          {patterns: []string{patBloom, `\p{N}`}},
+	"exaone":          preStarcoder,
+	"minerva-7b":      preStarcoder,
+	"trillion":        preGPT2,
+	"granite-docling": preGPT2,
+	"exaone4":         preGPT2,
+	"superbpe":        {patterns: []string{`\p{N}+`, `(?=(\d{3})+(?!\d))`}},
+	"seed-coder": {patterns: []string{
+		`(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1}| ?[^\s\p{L}\p{N}\r\n]+|\s*[\r\n]+|\s+(?!\S)|\s+`,
+	}},
+	"bailingmoe": {patterns: []string{
+		`'(?:[sSdDmMtT]|[lL][lL]|[vV][eE]|[rR][eE])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]|\s+(?!\S)|\s+`,
+	}},
+	"chameleon": {patterns: []string{
+		`<sentinel:[0-9]+>`,
+		`(IMGIMG)((A|B|C|D|E|F|G|H|I){1,4})Z`,
+		`([\t\n]|    |  )`,
+		`\p{N}`,
+		"[\\p{P}!-/:-@\\[-`{-~]",
+		patGPT2LlamaCpp,
+	}, addBOS: true},
+	"deepseek-llm": {patterns: []string{
+		"[\r\n]",
+		patDeepSeekLetters,
+		`\s?[!-/:-~！-／：-～‘-‟　-。]+`,
+		`\s+\z`, // llama.cpp writes $, which there matches only at the very end
+		patCJKDeepSeek,
+		`\p{N}+`,
+	}},
+	"deepseek-v3": {patterns: []string{
+		`\p{N}{1,3}`,
+		`[一-龥぀-ゟ゠-ヿ]+`,
+		patDeepSeek3,
+	}},
+	"spark2_5": {patterns: []string{
+		`\p{N}{1,3}`,
+		`[一-龥぀-ゟ゠-ヿ]+`,
+		"[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+| ?[\\p{P}\\p{S}]+|[\r\n]|\\s+(?!\\S)|\\s+",
+		`\p{N}`,
+	}},
+	"hunyuan-dense": {patterns: []string{
+		`\p{N}{1,3}`,
+		`[一-龥぀-ゟ゠-ヿ]+`,
+		patDeepSeek3,
 	}},
 	"deepseek-coder": {patterns: []string{
 		"[\r\n]",

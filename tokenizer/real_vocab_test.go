@@ -28,10 +28,7 @@ func TestRealTokenizerJSON(t *testing.T) {
 		name    string
 		cleanUp bool
 	}{{"qwen3", false}, {"llama3_1", true}, {"gemma3", false}} {
-		tk, err := FromHFDir(testdata.Path(t, "tokenizers", c.name))
-		if err != nil {
-			t.Fatalf("%s: %v", c.name, err)
-		}
+		tk := loadTokenizerDir(t, c.name)
 		var v struct {
 			Cases []struct {
 				Text    string `json:"text"`
@@ -61,6 +58,8 @@ func TestRealTokenizerJSON(t *testing.T) {
 				continue
 			}
 			checkStream(t, tk, g.IDs, DecodeOptions{})
+			checkStream(t, tk, g.Special, DecodeOptions{})
+			checkStream(t, tk, g.Special, DecodeOptions{SkipSpecial: true})
 			pass++
 		}
 		if len(v.Cases) < 55 {

@@ -4,7 +4,10 @@ package tokenizer
 // way llama.cpp's SentencePiece tokenizer does: start from UTF-8
 // characters, repeatedly merge the adjacent pair whose concatenation is a
 // token with the highest score (leftmost on ties), then emit each symbol
-// as its token or, if it is none, as <0xXX> byte tokens.
+// as its token or, if it is none, as <0xXX> byte tokens. With
+// t.sentencePiece it follows the sentencepiece library's BPE instead,
+// which differs only in which pieces merges may produce and in unused
+// pieces, which are split back into the pair that formed them.
 func (t *Tokenizer) spmEncode(out []int, text string) []int {
 	type symbol struct {
 		start, n   int
@@ -22,6 +25,7 @@ func (t *Tokenizer) spmEncode(out []int, text string) []int {
 	syms[len(syms)-1].next = -1
 
 	var h bigramHeap
+	var revMerge map[string][2]string // sentencepiece: unused piece -> the pair that formed it
 	try := func(l, r int) {
 		if l < 0 || r < 0 {
 			return
@@ -30,6 +34,19 @@ func (t *Tokenizer) spmEncode(out []int, text string) []int {
 		id, ok := t.ids[s]
 		if !ok {
 			return
+		}
+		if t.sentencePiece {
+			switch t.kinds[id] {
+			case kindNormal, kindUserDefined:
+			case kindUnused:
+				if revMerge == nil {
+					revMerge = map[string][2]string{}
+				}
+				ls := text[syms[l].start : syms[l].start+syms[l].n]
+				revMerge[s] = [2]string{ls, s[len(ls):]}
+			default:
+				return // control, unknown and byte pieces are not merge results
+			}
 		}
 		h.push(bigram{score: t.scores[id], left: l, right: r, size: len(s)})
 	}
@@ -54,6 +71,10 @@ func (t *Tokenizer) spmEncode(out []int, text string) []int {
 	}
 	for i := 0; i >= 0; i = syms[i].next {
 		s := text[syms[i].start : syms[i].start+syms[i].n]
+		if t.sentencePiece {
+			out = t.spEmit(out, s, revMerge)
+			continue
+		}
 		// Every merged symbol is a token by construction, so llama.cpp's
 		// re-segmentation through its merge history never applies; only
 		// single characters can be missing from the vocabulary.
@@ -68,6 +89,32 @@ func (t *Tokenizer) spmEncode(out []int, text string) []int {
 				out = append(out, t.unk)
 			}
 		}
+	}
+	return out
+}
+
+// spEmit appends the ids of one final symbol the way sentencepiece does:
+// an unused piece is split back into the pair that formed it, and a
+// symbol that is no piece becomes its bytes (byte fallback) or one
+// unknown token.
+func (t *Tokenizer) spEmit(out []int, s string, revMerge map[string][2]string) []int {
+	if id, ok := t.ids[s]; ok {
+		if p, split := revMerge[s]; split && t.kinds[id] == kindUnused {
+			out = t.spEmit(out, p[0], revMerge)
+			return t.spEmit(out, p[1], revMerge)
+		}
+		return append(out, id)
+	}
+	if t.byteFallback {
+		for j := 0; j < len(s); j++ {
+			if id := t.byteIDs[s[j]]; id >= 0 {
+				out = append(out, id)
+			}
+		}
+		return out
+	}
+	if t.unk >= 0 {
+		out = append(out, t.unk)
 	}
 	return out
 }

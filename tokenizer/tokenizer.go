@@ -1,12 +1,14 @@
 // Package tokenizer turns text into token ids and back exactly as the
 // reference implementation of each vocabulary does: llama.cpp for
 // vocabularies read from GGUF (tokenizer.ggml.*), Hugging Face tokenizers
-// for tokenizer.json.
+// for tokenizer.json, the sentencepiece library for tokenizer.model.
 //
-// Two merge models exist: SentencePiece-style merging by score (GGUF
-// tokenizer.ggml.model = llama) and BPE merging by rank (byte-level BPE as
-// in GPT-2/Qwen/Llama 3, and BPE with byte fallback from tokenizer.json).
-// A Tokenizer is immutable after loading and safe for concurrent use.
+// Three models exist: SentencePiece-style merging by score (GGUF
+// tokenizer.ggml.model = llama, SentencePiece BPE models), BPE merging by
+// rank (byte-level BPE as in GPT-2/Qwen/Llama 3, and BPE with byte
+// fallback from tokenizer.json), and WordPiece (GGUF model = bert).
+// Load picks the loader for a path. A Tokenizer is immutable after
+// loading and safe for concurrent use.
 package tokenizer
 
 import (
@@ -33,6 +35,7 @@ type modelType uint8
 const (
 	modelSPM modelType = iota // merge the adjacent pair whose result has the best score
 	modelBPE                  // merge the adjacent pair with the lowest merge rank
+	modelWPM                  // WordPiece: greedy longest match within each word (BERT)
 )
 
 // stripMode says which leading space Decode removes: SentencePiece
@@ -76,11 +79,19 @@ type Tokenizer struct {
 	spacePrefix bool      // SentencePiece: a space before text that starts the input or follows a special token
 	strip       stripMode // the leading space decoding removes
 
+	// sentencePiece selects the sentencepiece library's semantics over
+	// llama.cpp's for SPM vocabularies: the space prefix only at the start
+	// of the input, merges only into normal/user-defined/unused pieces,
+	// unused pieces split back, unknown characters as one unknown token.
+	sentencePiece bool
+
+	maxTokenLen int // WordPiece: the longest vocabulary string, in bytes
+
 	// BPE settings.
 	normalize    func(string) string // tokenizer.json normalizer; nil if none
 	pre          []preTokenizer      // applied in order, each refining the previous pieces
 	byteLevel    bool                // words are mapped to GPT-2's byte alphabet before merging
-	merges       map[uint64]merge    // (left id, right id) -> rank and result
+	merges       mergeTable          // (left id, right id) -> rank and result
 	ignoreMerges bool                // a word that is itself a token is not merged (Llama 3)
 	byteFallback bool                // characters missing from the vocabulary become <0xXX> tokens
 	fuseUnk      bool                // consecutive unknown characters give one unknown token
@@ -94,7 +105,59 @@ type merge struct {
 	id   int32
 }
 
+// mergeTable maps a pair of token ids to its merge: an open-addressing
+// hash table, which looks pairs up (the inner loop of BPE) about twice as
+// fast as a Go map.
+type mergeTable struct {
+	slots []mergeSlot // len is a power of two, at most half full
+	shift uint        // 64 - log2(len(slots))
+	n     int
+}
+
+type mergeSlot struct {
+	key uint64 // pair key + 1; 0 marks an empty slot
+	m   merge
+}
+
+func newMergeTable(n int) mergeTable {
+	size, shift := 8, uint(61)
+	for size < 2*n {
+		size *= 2
+		shift--
+	}
+	return mergeTable{slots: make([]mergeSlot, size), shift: shift}
+}
+
 func pairKey(a, b int32) uint64 { return uint64(uint32(a))<<32 | uint64(uint32(b)) }
+
+// slot returns the slot of the pair (a, b), or the empty slot where it
+// belongs.
+func (t *mergeTable) slot(a, b int32) *mergeSlot {
+	k := pairKey(a, b) + 1
+	mask := uint64(len(t.slots) - 1)
+	for i := (k * 0x9E3779B97F4A7C15) >> t.shift; ; i = (i + 1) & mask {
+		if s := &t.slots[i]; s.key == k || s.key == 0 {
+			return s
+		}
+	}
+}
+
+func (t *mergeTable) get(a, b int32) (merge, bool) {
+	if t.n == 0 {
+		return merge{}, false
+	}
+	s := t.slot(a, b)
+	return s.m, s.key != 0
+}
+
+// add records the merge of (a, b) unless the pair has one already.
+func (t *mergeTable) add(a, b int32, m merge) {
+	if s := t.slot(a, b); s.key == 0 {
+		s.key = pairKey(a, b) + 1
+		s.m = m
+		t.n++
+	}
+}
 
 // VocabSize returns the number of token ids.
 func (t *Tokenizer) VocabSize() int { return len(t.pieces) }
@@ -156,14 +219,20 @@ func (t *Tokenizer) Encode(text string, opt EncodeOptions) []int {
 		out = append(out, t.prefixIDs...)
 	}
 	afterSpecial := true // the start of the input counts as following a special token
+	atStart := true
 	t.specials.split(text, opt.ParseSpecial, func(frag string, id int) {
 		if id >= 0 {
+			if atStart && t.sentencePiece && t.spacePrefix && !t.IsSpecial(id) {
+				// sentencepiece adds the dummy prefix before matching
+				// user-defined pieces, so it stands alone before one.
+				out = t.spmEncode(out, "▁")
+			}
 			out = append(out, id)
-			afterSpecial = true
+			afterSpecial, atStart = true, false
 			return
 		}
-		out = t.encodeText(out, frag, afterSpecial)
-		afterSpecial = false
+		out = t.encodeText(out, frag, afterSpecial, atStart)
+		afterSpecial, atStart = false, false
 	})
 	if opt.AddSpecial {
 		out = append(out, t.suffixIDs...)
@@ -171,13 +240,22 @@ func (t *Tokenizer) Encode(text string, opt EncodeOptions) []int {
 	return out
 }
 
-// encodeText encodes text that holds no added tokens.
-func (t *Tokenizer) encodeText(out []int, text string, afterSpecial bool) []int {
-	if t.model == modelSPM {
-		if t.spacePrefix && afterSpecial {
+// encodeText encodes text that holds no added tokens; atStart says it
+// begins the input, afterSpecial that it begins it or follows an added token.
+func (t *Tokenizer) encodeText(out []int, text string, afterSpecial, atStart bool) []int {
+	switch t.model {
+	case modelSPM:
+		prefix := afterSpecial
+		if t.sentencePiece {
+			prefix = atStart
+			text = replaceInvalidBytes(text)
+		}
+		if t.spacePrefix && prefix {
 			text = " " + text
 		}
 		return t.spmEncode(out, strings.ReplaceAll(text, " ", "▁"))
+	case modelWPM:
+		return t.wpmEncode(out, text)
 	}
 	if t.normalize != nil {
 		text = t.normalize(text)
@@ -422,4 +500,23 @@ func (t *Tokenizer) finish(added []addedToken) {
 	if t.model == modelBPE {
 		t.cache = newWordCache()
 	}
+}
+
+// replaceInvalidBytes replaces every byte that is not part of a valid
+// UTF-8 sequence with U+FFFD, as sentencepiece's normalizer does.
+func replaceInvalidBytes(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n == 1 {
+			b.WriteString("\uFFFD")
+		} else {
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
 }

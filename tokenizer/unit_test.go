@@ -142,3 +142,45 @@ func TestConcurrentEncode(t *testing.T) {
 		}
 	}
 }
+
+// Every llama.cpp pre-tokenizer pattern compiles (a bad one would panic
+// when a GGUF naming it loads).
+func TestGGUFPrePatternsCompile(t *testing.T) {
+	for name, pre := range ggufPres {
+		for _, p := range pre.patterns {
+			if _, err := compileRegex(p); err != nil {
+				t.Errorf("%s: %v", name, err)
+			}
+		}
+	}
+}
+
+// A zero-width match cuts the text, as in Hugging Face's Split and
+// llama.cpp's regex split: SuperBPE groups digits in threes from the
+// right with a lookahead that matches nothing.
+func TestZeroWidthSplit(t *testing.T) {
+	words := []string{"x1234567 89"}
+	for _, p := range ggufPres["superbpe"].patterns {
+		s, err := newRegexSplit(p, splitIsolated, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		words = s.split(words)
+	}
+	if got := strings.Join(words, "|"); got != "x|1|234|567| |89" {
+		t.Errorf("got %q", got)
+	}
+}
+
+// With special tokens a WordPiece vocabulary wraps the text as
+// [CLS] ... [SEP] (BERT's convention; llama.cpp's add_bos/add_sep defaults
+// for WPM), around the ids llama.cpp's vectors give for "Hello world".
+func TestBertSpecialTokens(t *testing.T) {
+	tk := loadGGUF(t, "tokenizers", "llamacpp-vocab", "ggml-vocab-bert-bge.gguf")
+	if got := tk.Encode("Hello world", EncodeOptions{AddSpecial: true}); !slices.Equal(got, []int{101, 7592, 2088, 102}) {
+		t.Errorf("got %v", got)
+	}
+	if got := tk.Encode("[CLS] x", EncodeOptions{ParseSpecial: true}); !slices.Equal(got, []int{101, 1060}) {
+		t.Errorf("[CLS] parsed: got %v", got)
+	}
+}
