@@ -1,0 +1,330 @@
+// Package bench measures a model's prompt processing and generation speed
+// the way llama-bench does, together with the machine's memory read
+// bandwidth, so that generation can be reported as a share of the speed
+// the bandwidth allows (decoding reads every weight once per token).
+package bench
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/siskin-ml/siskin/kernels"
+	"github.com/siskin-ml/siskin/model"
+	"github.com/siskin-ml/siskin/model/load"
+	"github.com/siskin-ml/siskin/quantize"
+	"github.com/siskin-ml/siskin/tensor"
+)
+
+// Options controls Run.
+type Options struct {
+	Prompts []int // ppN tests (0 or empty: none)
+	Gens    []int // tgN tests
+	Threads int
+	Reps    int
+	// Bandwidth probe: buffer size and timed passes (<= 0: defaults of
+	// 1 GiB and 5 passes); BandwidthBytes < 0 skips the probe.
+	BandwidthBytes int64
+	BandwidthRuns  int
+	Seed           uint64
+}
+
+// ModelInfo describes the model under test.
+type ModelInfo struct {
+	Path        string `json:"model_filename"`
+	Desc        string `json:"model_type"` // "spark2_5 1.7B Q4_K_M"
+	FileBytes   int64  `json:"model_size"`
+	Params      int64  `json:"model_n_params"`
+	WeightBytes int64  `json:"weight_bytes"` // read per generated token
+}
+
+// Result is one test, as one object of siskin bench --json.
+type Result struct {
+	ModelInfo
+	Test           string    `json:"test"` // pp512, tg128
+	NPrompt        int       `json:"n_prompt"`
+	NGen           int       `json:"n_gen"`
+	Threads        int       `json:"threads"`
+	Reps           int       `json:"repetitions"`
+	SamplesTS      []float64 `json:"samples_ts"`
+	SamplesNS      []int64   `json:"samples_ns"`
+	TPSMedian      float64   `json:"tokens_per_second_median"`
+	TPSMin         float64   `json:"tokens_per_second_min"`
+	TPSMax         float64   `json:"tokens_per_second_max"`
+	BandwidthGBs   float64   `json:"bandwidth_gbs"`
+	BandwidthMin   float64   `json:"bandwidth_gbs_min"`
+	BandwidthMax   float64   `json:"bandwidth_gbs_max"`
+	BandwidthBytes int64     `json:"bandwidth_buffer_bytes"`
+	// Generation only: bandwidth / weight bytes, and the median's share
+	// of it.
+	CeilingTPS   *float64 `json:"ceiling_tokens_per_second,omitempty"`
+	CeilingShare *float64 `json:"ceiling_share,omitempty"`
+}
+
+// Describe reads what the report says about a loaded model.
+func Describe(path string, lm *load.Loaded) ModelInfo {
+	info := ModelInfo{Path: path, WeightBytes: lm.Model.WeightBytes()}
+	src := lm.Source
+	var tensorBytes int64
+	counts := map[tensor.Type]int64{}
+	if src.GGUF != nil {
+		info.FileBytes = int64(src.GGUF.FileBytes())
+		for _, t := range src.GGUF.Tensors {
+			info.Params += int64(t.Elements())
+			counts[t.Type] += int64(len(t.Data))
+			tensorBytes += int64(len(t.Data))
+		}
+	} else {
+		for _, name := range src.HF.Names() {
+			t, _ := src.HF.Tensor(name)
+			info.Params += int64(t.Elements())
+			counts[t.Type] += int64(len(t.Data))
+			tensorBytes += int64(len(t.Data))
+		}
+		info.FileBytes = tensorBytes
+	}
+	typ := ""
+	if src.GGUF != nil {
+		if id, ok := src.GGUF.Uint("general.file_type"); ok {
+			for _, ft := range quantize.FileTypes {
+				if uint64(ft.ID) == id {
+					typ = strings.ToUpper(ft.Name)
+				}
+			}
+		}
+	}
+	if typ == "" { // the type holding most bytes
+		var best int64
+		for t, b := range counts {
+			if b > best {
+				best, typ = b, t.String()
+			}
+		}
+	}
+	info.Desc = fmt.Sprintf("%s %s %s", lm.Model.Config().Arch, paramsLabel(info.Params), typ)
+	return info
+}
+
+// paramsLabel renders 1707657216 as 1.7B, 6.6M as 6.6M.
+func paramsLabel(n int64) string {
+	switch {
+	case n >= 1e9:
+		return fmt.Sprintf("%.1fB", float64(n)/1e9)
+	case n >= 1e8:
+		return fmt.Sprintf("%.0fM", float64(n)/1e6)
+	case n >= 1e6:
+		return fmt.Sprintf("%.1fM", float64(n)/1e6)
+	}
+	return fmt.Sprintf("%.1fK", float64(n)/1e3)
+}
+
+// Run measures the model: the bandwidth probe first, then each ppN test
+// (an N-token prompt as one batch into an empty cache) and each tgN test
+// (N tokens one at a time from an empty cache), each after one untimed
+// warm-up (the prompt once; one token for generation, as llama-bench does)
+// and repeated opt.Reps times. Tokens are random ids, as in llama-bench.
+func Run(m model.Model, info ModelInfo, opt Options) ([]Result, error) {
+	if opt.Threads <= 0 {
+		opt.Threads = runtime.GOMAXPROCS(0)
+	}
+	if opt.Reps <= 0 {
+		opt.Reps = 3
+	}
+	if runtime.GOMAXPROCS(0) < opt.Threads {
+		runtime.GOMAXPROCS(opt.Threads)
+	}
+	kernels.SetThreads(opt.Threads)
+	defer kernels.SetThreads(0)
+
+	var bw Bandwidth
+	if opt.BandwidthBytes >= 0 {
+		size, runs := opt.BandwidthBytes, opt.BandwidthRuns
+		if size == 0 {
+			size = 1 << 30
+		}
+		if runs <= 0 {
+			runs = 5
+		}
+		var err error
+		if bw, err = MeasureBandwidth(size, opt.Threads, runs); err != nil {
+			return nil, err
+		}
+		runtime.GC() // give the probe's buffer back before the model runs
+	}
+
+	vocab := m.Config().Vocab
+	rng := rand.New(rand.NewPCG(opt.Seed, 0x5eed))
+	randomTokens := func(n int) []int {
+		t := make([]int, n)
+		for i := range t {
+			t[i] = rng.IntN(vocab)
+		}
+		return t
+	}
+	newResult := func(test string, np, ng int) Result {
+		return Result{ModelInfo: info, Test: test, NPrompt: np, NGen: ng, Threads: opt.Threads, Reps: opt.Reps,
+			BandwidthGBs: bw.Median, BandwidthMin: bw.Min, BandwidthMax: bw.Max, BandwidthBytes: bw.Bytes}
+	}
+	var results []Result
+	for _, n := range opt.Prompts {
+		if n <= 0 {
+			continue
+		}
+		tokens := randomTokens(n)
+		run := func() (time.Duration, error) {
+			c := m.NewCache()
+			start := time.Now()
+			_, err := m.Forward(c, tokens, false)
+			return time.Since(start), err
+		}
+		if _, err := run(); err != nil { // warm-up
+			return nil, fmt.Errorf("pp%d: %w", n, err)
+		}
+		r := newResult(fmt.Sprintf("pp%d", n), n, 0)
+		for range opt.Reps {
+			d, err := run()
+			if err != nil {
+				return nil, fmt.Errorf("pp%d: %w", n, err)
+			}
+			r.addSample(n, d)
+		}
+		r.summarize()
+		results = append(results, r)
+	}
+	for _, n := range opt.Gens {
+		if n <= 0 {
+			continue
+		}
+		tokens := randomTokens(n)
+		run := func(tokens []int) (time.Duration, error) {
+			c := m.NewCache()
+			start := time.Now()
+			for _, t := range tokens {
+				if _, err := m.Forward(c, []int{t}, false); err != nil {
+					return 0, err
+				}
+			}
+			return time.Since(start), nil
+		}
+		if _, err := run(tokens[:1]); err != nil { // warm-up
+			return nil, fmt.Errorf("tg%d: %w", n, err)
+		}
+		r := newResult(fmt.Sprintf("tg%d", n), 0, n)
+		for range opt.Reps {
+			d, err := run(tokens)
+			if err != nil {
+				return nil, fmt.Errorf("tg%d: %w", n, err)
+			}
+			r.addSample(n, d)
+		}
+		r.summarize()
+		if bw.Median > 0 && info.WeightBytes > 0 {
+			ceiling := bw.Median * 1e9 / float64(info.WeightBytes)
+			share := r.TPSMedian / ceiling
+			r.CeilingTPS, r.CeilingShare = &ceiling, &share
+		}
+		results = append(results, r)
+	}
+	return results, nil
+}
+
+func (r *Result) addSample(n int, d time.Duration) {
+	r.SamplesNS = append(r.SamplesNS, d.Nanoseconds())
+	r.SamplesTS = append(r.SamplesTS, float64(n)/d.Seconds())
+}
+
+func (r *Result) summarize() {
+	s := append([]float64(nil), r.SamplesTS...)
+	sort.Float64s(s)
+	r.TPSMedian, r.TPSMin, r.TPSMax = median(s), s[0], s[len(s)-1]
+}
+
+// WriteJSON prints the results as a JSON array, one object per test.
+func WriteJSON(w io.Writer, results []Result) error {
+	if results == nil {
+		results = []Result{}
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(results)
+}
+
+// WriteTable prints a llama-bench style table: median tokens/s with the
+// range over repetitions, and for generation the share of the read
+// bandwidth ceiling.
+func WriteTable(w io.Writer, results []Result) error {
+	if len(results) == 0 {
+		_, err := fmt.Fprintln(w, "no tests run (give -p or -n > 0)")
+		return err
+	}
+	r0 := results[0]
+	if r0.BandwidthGBs > 0 {
+		fmt.Fprintf(w, "memory read bandwidth: %.1f GB/s median [%.1f-%.1f] (%d threads, read-only sum over %s)\n",
+			r0.BandwidthGBs, r0.BandwidthMin, r0.BandwidthMax, r0.Threads, sizeLabel(r0.BandwidthBytes))
+	}
+	rows := [][]string{{"model", "size", "params", "threads", "test", "t/s median [min-max]", "tg share of read ceiling"}}
+	for _, r := range results {
+		share := ""
+		if r.CeilingShare != nil {
+			share = fmt.Sprintf("%.0f%% of %.2f t/s", *r.CeilingShare*100, *r.CeilingTPS)
+		}
+		rows = append(rows, []string{r.Desc, sizeLabel(r.FileBytes), paramsLabel(r.Params), fmt.Sprint(r.Threads), r.Test,
+			fmt.Sprintf("%.2f [%.2f-%.2f]", r.TPSMedian, r.TPSMin, r.TPSMax), share})
+	}
+	writeMarkdown(w, rows)
+	_, err := fmt.Fprintf(w, "weights read per token: %s (%s)\n", sizeLabel(r0.WeightBytes), filepath.Base(r0.Path))
+	return err
+}
+
+// writeMarkdown prints rows as a Markdown table, the first row as the
+// header, the first column left-aligned and the others right-aligned (as
+// llama-bench prints).
+func writeMarkdown(w io.Writer, rows [][]string) {
+	width := make([]int, len(rows[0]))
+	for _, row := range rows {
+		for i, c := range row {
+			width[i] = max(width[i], utf8.RuneCountInString(c))
+		}
+	}
+	line := func(row []string) {
+		var b strings.Builder
+		for i, c := range row {
+			pad := strings.Repeat(" ", width[i]-utf8.RuneCountInString(c))
+			if i == 0 {
+				b.WriteString("| " + c + pad + " ")
+			} else {
+				b.WriteString("| " + pad + c + " ")
+			}
+		}
+		fmt.Fprintln(w, b.String()+"|")
+	}
+	line(rows[0])
+	sep := make([]string, len(width))
+	for i, n := range width {
+		sep[i] = strings.Repeat("-", n)
+		if i > 0 {
+			sep[i] = sep[i][1:] + ":"
+		}
+	}
+	line(sep)
+	for _, row := range rows[1:] {
+		line(row)
+	}
+}
+
+func sizeLabel(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.2f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.2f MiB", float64(n)/(1<<20))
+	}
+	return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+}

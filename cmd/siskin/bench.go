@@ -1,0 +1,83 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/siskin-ml/siskin/bench"
+	"github.com/siskin-ml/siskin/model/load"
+)
+
+func benchCmd() *cobra.Command {
+	var (
+		modelPath     string
+		prompts       []int
+		gens          []int
+		threads       int
+		reps          int
+		bwMiB         int
+		bwRuns        int
+		asJSON        bool
+		seed          uint64
+		skipBandwidth bool
+	)
+	cmd := &cobra.Command{
+		Use:   "bench -m MODEL [-p 512] [-n 128] [-t 2] [-r 3] [--json]",
+		Short: "Measure prompt processing and generation speed, like llama-bench, against the memory bandwidth",
+		Long: `Measure a model like llama-bench: ppN processes an N-token prompt of random tokens as one batch
+from an empty cache, tgN generates N tokens one at a time from an empty cache (after an untimed
+warm-up); tokens/s is N over the time, median [min-max] over -r repetitions.
+
+In the same run it measures the memory read bandwidth (-t goroutines summing a buffer much larger
+than the last-level cache, 1 GiB by default, median of 5 passes) and reports generation as a share
+of the ceiling that bandwidth sets: bandwidth / bytes of weights read per token.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if modelPath == "" {
+				return fmt.Errorf("-m MODEL is required (a .gguf file or a Hugging Face folder)")
+			}
+			if reps < 1 {
+				return fmt.Errorf("-r must be at least 1, got %d", reps)
+			}
+			for _, n := range append(append([]int{}, prompts...), gens...) {
+				if n < 0 {
+					return fmt.Errorf("-p and -n must be >= 0, got %d", n)
+				}
+			}
+			if bwMiB < 1 {
+				return fmt.Errorf("--bw-mib must be at least 1, got %d", bwMiB)
+			}
+			lm, err := load.Open(modelPath)
+			if err != nil {
+				return err
+			}
+			defer lm.Close()
+			opt := bench.Options{Prompts: prompts, Gens: gens, Threads: threads, Reps: reps,
+				BandwidthBytes: int64(bwMiB) << 20, BandwidthRuns: bwRuns, Seed: seed}
+			if skipBandwidth {
+				opt.BandwidthBytes = -1
+			}
+			results, err := bench.Run(lm.Model, bench.Describe(modelPath, lm), opt)
+			if err != nil {
+				return fmt.Errorf("%s: %w", modelPath, err)
+			}
+			if asJSON {
+				return bench.WriteJSON(cmd.OutOrStdout(), results)
+			}
+			return bench.WriteTable(cmd.OutOrStdout(), results)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&modelPath, "model", "m", "", "model: a .gguf file or a Hugging Face folder")
+	f.IntSliceVarP(&prompts, "n-prompt", "p", []int{512}, "prompt lengths to test (comma-separated; 0 skips)")
+	f.IntSliceVarP(&gens, "n-gen", "n", []int{128}, "generation lengths to test (comma-separated; 0 skips)")
+	f.IntVarP(&threads, "threads", "t", 0, "threads (default: all CPUs)")
+	f.IntVarP(&reps, "repetitions", "r", 3, "repetitions of each test")
+	f.IntVar(&bwMiB, "bw-mib", 1024, "bandwidth probe buffer in MiB (keep it far above the L3 cache)")
+	f.IntVar(&bwRuns, "bw-runs", 5, "timed passes of the bandwidth probe (the median is reported)")
+	f.BoolVar(&skipBandwidth, "no-bandwidth", false, "skip the bandwidth probe (no ceiling share)")
+	f.BoolVar(&asJSON, "json", false, "print a JSON array, one object per test")
+	f.Uint64Var(&seed, "seed", 1, "seed of the random prompt and generation tokens")
+	return cmd
+}

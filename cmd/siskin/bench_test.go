@@ -1,0 +1,48 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/siskin-ml/siskin/internal/testdata"
+)
+
+func TestBenchCommandJSON(t *testing.T) {
+	model := testdata.Path(t, "llm", "tiny", "models", "qwen3-tiny-q4_k_m.gguf")
+	out, err := siskin(t, "bench", "-m", model, "-p", "8", "-n", "4", "-r", "2", "-t", "2", "--bw-mib", "64", "--bw-runs", "2", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res []struct {
+		Test         string   `json:"test"`
+		NPrompt      int      `json:"n_prompt"`
+		NGen         int      `json:"n_gen"`
+		Threads      int      `json:"threads"`
+		Median       float64  `json:"tokens_per_second_median"`
+		Bandwidth    float64  `json:"bandwidth_gbs"`
+		WeightBytes  int64    `json:"weight_bytes"`
+		CeilingShare *float64 `json:"ceiling_share"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if len(res) != 2 || res[0].Test != "pp8" || res[1].Test != "tg4" || res[0].NPrompt != 8 || res[1].NGen != 4 {
+		t.Fatalf("tests: %s", out)
+	}
+	for _, r := range res {
+		if r.Threads != 2 || !(r.Median > 0) || !(r.Bandwidth > 0) || r.WeightBytes <= 0 {
+			t.Errorf("%s: %+v", r.Test, r)
+		}
+	}
+	if res[0].CeilingShare != nil || res[1].CeilingShare == nil || !(*res[1].CeilingShare > 0 && *res[1].CeilingShare < 1.5) {
+		t.Errorf("ceiling shares: %s", out)
+	}
+	table, err := siskin(t, "bench", "-m", model, "-p", "0", "-n", "2", "-r", "1", "--no-bandwidth")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(table, " tg2 |") {
+		t.Errorf("table:\n%s", table)
+	}
+}
