@@ -1,8 +1,19 @@
-// Package kernels is siskin's pure-Go reference math: dot products of
-// weight rows (any supported tensor.Type) with activations, matrix-vector
-// and matrix-matrix products, and the elementwise and row operations of a
-// transformer. It is the oracle that faster kernels are tested against, so
-// it favours plain, checkable code over speed.
+// Package kernels is siskin's math: dot products of weight rows (any
+// supported tensor.Type) with activations, matrix-vector and
+// matrix-matrix products, and the elementwise and row operations of a
+// transformer.
+//
+// Dot, DotQ and the generic tier of MatVec/MatMul are the pure-Go
+// reference, always compiled: the oracle that the SIMD kernels are tested
+// against, so it favours plain, checkable code over speed. MatVec and
+// MatMul dispatch at start-up to the best tier the CPU runs (tier.go:
+// "avx2" on amd64 with AVX2+FMA+F16C, in assembly, per matrix rather than
+// per row); SISKIN_KERNELS=generic|avx2 pins one, and the build tag purego
+// leaves only Go. The SIMD tiers compute the same integer sums exactly and
+// differ from the reference only in the order of float additions (bounds
+// in tier_test.go); within a tier, results do not depend on the thread
+// count and a batched MatMul row equals MatVec bit for bit. Products run
+// on a persistent worker pool (pool.go, sized by SetThreads).
 //
 // Two numeric paths exist for quantized weights:
 //   - the float path (Dot, MatVecFloat) dequantizes the weights and

@@ -2,70 +2,11 @@ package kernels
 
 import (
 	"fmt"
-	"runtime"
 	"sync"
-	"sync/atomic"
+	"unsafe"
 
 	"github.com/siskin-ml/siskin/tensor"
 )
-
-var threads atomic.Int32 // 0: use GOMAXPROCS
-
-// SetThreads sets how many goroutines MatVec and MatMul may use; n <= 0
-// restores the default, runtime.GOMAXPROCS(0) at the time of each call.
-// Results never depend on it: each output element is computed by one
-// goroutine with the same code.
-func SetThreads(n int) {
-	if n < 0 {
-		n = 0
-	}
-	threads.Store(int32(n))
-}
-
-// Threads returns the number of goroutines MatVec and MatMul may use.
-func Threads() int {
-	if n := threads.Load(); n > 0 {
-		return int(n)
-	}
-	return runtime.GOMAXPROCS(0)
-}
-
-// minWorkPerThread is the number of multiply-adds below which starting a
-// goroutine (about a microsecond) costs more than the work it takes over.
-const minWorkPerThread = 1 << 16
-
-// parallelRows calls fn on disjoint ranges covering [0, rows), on up to
-// Threads() goroutines (the caller's included). rowWork is the cost of one
-// row in multiply-adds; small jobs run on the calling goroutine.
-func parallelRows(rows, rowWork int, fn func(lo, hi int)) {
-	nt := min(Threads(), rows)
-	if total := rows * rowWork; total/minWorkPerThread < nt {
-		nt = total / minWorkPerThread
-	}
-	if nt <= 1 {
-		fn(0, rows)
-		return
-	}
-	// Several chunks per goroutine, handed out dynamically, so a goroutine
-	// descheduled by the OS does not hold up the whole call.
-	chunk := max(1, rows/(4*nt))
-	var next atomic.Int64
-	work := func() {
-		for {
-			lo := int(next.Add(int64(chunk))) - chunk
-			if lo >= rows {
-				return
-			}
-			fn(lo, min(lo+chunk, rows))
-		}
-	}
-	var wg sync.WaitGroup
-	for range nt - 1 {
-		wg.Go(work)
-	}
-	work()
-	wg.Wait()
-}
 
 func checkMatrix(w *tensor.Matrix, n int, x, out []float32) {
 	if !w.Type.Supported() {
@@ -89,27 +30,135 @@ func checkMatrix(w *tensor.Matrix, n int, x, out []float32) {
 func isFloat(t tensor.Type) bool { return t == tensor.F32 || t == tensor.F16 || t == tensor.BF16 }
 
 // MatVecFloat sets out[r] = Dot(w.Type, w.Row(r), x) for every row: the
-// float-activation reference for any weight type.
+// float-activation reference for any weight type (always the generic
+// code).
 func MatVecFloat(out []float32, w *tensor.Matrix, x []float32) {
 	checkMatrix(w, 1, x, out)
 	dot := dotFunc(w.Type)
 	stride := w.RowStride()
-	parallelRows(w.Rows, w.Cols, func(lo, hi int) {
+	parallelFor(funcTask(func(lo, hi int) {
 		for r := lo; r < hi; r++ {
 			out[r] = dot(w.Data[r*stride:(r+1)*stride], x)
 		}
-	})
+	}), w.Rows, w.Cols, 1)
 }
 
 // MatVec sets out[r] to row r of w times x, as llama.cpp computes it: F32,
-// F16 and BF16 weights use the float activations (Dot); quantized weights
-// quantize x once with QuantizeActivations and use DotQ.
+// F16 and BF16 weights use the float activations; quantized weights
+// quantize x once to 8 bits (VecDotType) and use integer dot products.
+// The generic tier is exactly Dot and DotQ; SIMD tiers differ from them
+// only in the order of the float additions (see the package tests for the
+// bounds).
 func MatVec(out []float32, w *tensor.Matrix, x []float32) {
 	MatMul(out, w, x, 1)
 }
 
-// bufPool recycles quantized-activation buffers between calls.
-var bufPool = sync.Pool{New: func() any { return new([]byte) }}
+// A matKernel is one tier's implementation of the products of weight
+// rows of one type with activation rows.
+type matKernel struct {
+	// float kernels take the float32 activations themselves (as bytes);
+	// the others take rows quantized by quant, actBytes(cols) each.
+	float    bool
+	actBytes func(cols int) int
+	quant    func(dst []byte, x []float32)
+	// vec sets out[r], for r < len(out), to row r of w (rows of stride
+	// bytes) times the activation row x.
+	vec func(out []float32, w []byte, stride int, x []byte)
+	// vec4, if not nil, does the same for rows weight rows and the four
+	// activation rows x[i*xstride:], writing out[i*ostride+r]; each
+	// result is bit-identical to vec's.
+	vec4 func(out []float32, ostride int, w []byte, stride, rows int, x []byte, xstride int)
+}
+
+// Blocking of MatMul for n > 1: weight rows are taken rowTile at a time
+// (they stay in L1/L2 while every activation row passes over them) and
+// activation rows actTileBytes at a time (they stay in L2 while the
+// thread's weight rows pass).
+const (
+	rowTile      = 16
+	actTileBytes = 256 << 10
+)
+
+type matTask struct {
+	k               *matKernel
+	out             []float32
+	w               []byte
+	stride, rows, n int
+	x               []byte
+	xs, actTile     int
+}
+
+func (t *matTask) run(lo, hi int) {
+	k, stride, rows := t.k, t.stride, t.rows
+	if t.n == 1 {
+		k.vec(t.out[lo:hi], t.w[lo*stride:hi*stride], stride, t.x[:t.xs])
+		return
+	}
+	for a0 := 0; a0 < t.n; a0 += t.actTile {
+		a1 := min(a0+t.actTile, t.n)
+		for r0 := lo; r0 < hi; r0 += rowTile {
+			r1 := min(r0+rowTile, hi)
+			wr := t.w[r0*stride : r1*stride]
+			i := a0
+			if k.vec4 != nil {
+				for ; i+4 <= a1; i += 4 {
+					k.vec4(t.out[i*rows+r0:], rows, wr, stride, r1-r0, t.x[i*t.xs:], t.xs)
+				}
+			}
+			for ; i < a1; i++ {
+				k.vec(t.out[i*rows+r0:i*rows+r1], wr, stride, t.x[i*t.xs:(i+1)*t.xs])
+			}
+		}
+	}
+}
+
+type quantTask struct {
+	k        *matKernel
+	dst      []byte
+	x        []float32
+	xs, cols int
+}
+
+func (t *quantTask) run(lo, hi int) {
+	for i := lo; i < hi; i++ {
+		t.k.quant(t.dst[i*t.xs:(i+1)*t.xs], t.x[i*t.cols:(i+1)*t.cols])
+	}
+}
+
+// Recycled task structs and activation buffers, so a call allocates
+// nothing in the steady state.
+var (
+	matTasks   = sync.Pool{New: func() any { return new(matTask) }}
+	quantTasks = sync.Pool{New: func() any { return new(quantTask) }}
+	bufPool    = sync.Pool{New: func() any { return new([]byte) }}
+)
+
+// alignedBuf returns n bytes of *bp starting on a 64-byte boundary.
+func alignedBuf(bp *[]byte, n int) []byte {
+	if cap(*bp) < n+64 {
+		*bp = make([]byte, n+64)
+	}
+	b := (*bp)[:cap(*bp)]
+	off := int(-uintptr(unsafe.Pointer(unsafe.SliceData(b)))) & 63
+	return b[off : off+n]
+}
+
+// f32Bytes views float32s as their bytes (little-endian, as the kernels
+// read them).
+func f32Bytes(x []float32) []byte {
+	if len(x) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&x[0])), 4*len(x))
+}
+
+// bytesF32 is the inverse of f32Bytes; b must come from f32Bytes.
+func bytesF32(b []byte) []float32 {
+	if len(b) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), len(b)/4)
+}
 
 // MatMul multiplies n activation rows x ([n][w.Cols], row-major) by w,
 // writing out[i*w.Rows+r] = row r of w times row i of x. Each output is
@@ -117,38 +166,61 @@ var bufPool = sync.Pool{New: func() any { return new([]byte) }}
 // gives the same numbers as feeding it one token at a time.
 func MatMul(out []float32, w *tensor.Matrix, x []float32, n int) {
 	checkMatrix(w, n, x, out)
-	stride := w.RowStride()
-	if isFloat(w.Type) {
-		dot := dotFunc(w.Type)
-		parallelRows(w.Rows, n*w.Cols, func(lo, hi int) {
-			for r := lo; r < hi; r++ {
-				row := w.Data[r*stride : (r+1)*stride]
-				for i := 0; i < n; i++ {
-					out[i*w.Rows+r] = dot(row, x[i*w.Cols:(i+1)*w.Cols])
-				}
-			}
-		})
+	if n == 0 || w.Rows == 0 {
 		return
 	}
-	qBytes := ActivationBytes(w.Type, w.Cols)
-	bp := bufPool.Get().(*[]byte)
-	defer bufPool.Put(bp)
-	if cap(*bp) < n*qBytes {
-		*bp = make([]byte, n*qBytes)
+	k := kernelFor(w.Type)
+	t := matTasks.Get().(*matTask)
+	defer func() { *t = matTask{}; matTasks.Put(t) }()
+	*t = matTask{k: k, out: out, w: w.Data, stride: w.RowStride(), rows: w.Rows, n: n}
+	if k.float {
+		t.x, t.xs = f32Bytes(x), 4*w.Cols
+	} else {
+		t.xs = k.actBytes(w.Cols)
+		bp := bufPool.Get().(*[]byte)
+		defer bufPool.Put(bp)
+		t.x = alignedBuf(bp, n*t.xs)
+		q := quantTasks.Get().(*quantTask)
+		*q = quantTask{k: k, dst: t.x, x: x, xs: t.xs, cols: w.Cols}
+		parallelFor(q, n, 4*w.Cols, 1)
+		*q = quantTask{}
+		quantTasks.Put(q)
 	}
-	xq := (*bp)[:n*qBytes]
-	parallelRows(n, w.Cols, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			QuantizeActivationsTo(xq[i*qBytes:(i+1)*qBytes], w.Type, x[i*w.Cols:(i+1)*w.Cols])
+	t.actTile = max(4, actTileBytes/max(t.xs, 1)/4*4)
+	grain := 8
+	if n > 1 {
+		grain = rowTile
+	}
+	parallelFor(t, w.Rows, n*w.Cols, grain)
+}
+
+// genericKernels wraps the reference dot products: MatMul in the generic
+// tier computes exactly Dot (float weights) and DotQ (quantized weights).
+func genericKernels() map[tensor.Type]*matKernel {
+	m := make(map[tensor.Type]*matKernel)
+	for _, typ := range []tensor.Type{tensor.F32, tensor.F16, tensor.BF16} {
+		dot := dotFunc(typ)
+		m[typ] = &matKernel{
+			float: true,
+			vec: func(out []float32, w []byte, stride int, x []byte) {
+				xf := bytesF32(x)
+				for r := range out {
+					out[r] = dot(w[r*stride:(r+1)*stride], xf)
+				}
+			},
 		}
-	})
-	dot := dotQFunc(w.Type)
-	parallelRows(w.Rows, n*w.Cols, func(lo, hi int) {
-		for r := lo; r < hi; r++ {
-			row := w.Data[r*stride : (r+1)*stride]
-			for i := 0; i < n; i++ {
-				out[i*w.Rows+r] = dot(row, xq[i*qBytes:(i+1)*qBytes])
-			}
+	}
+	for _, typ := range []tensor.Type{tensor.Q4_0, tensor.Q4_1, tensor.Q8_0, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K} {
+		dot := dotQFunc(typ)
+		m[typ] = &matKernel{
+			actBytes: func(cols int) int { return ActivationBytes(typ, cols) },
+			quant:    func(dst []byte, x []float32) { QuantizeActivationsTo(dst, typ, x) },
+			vec: func(out []float32, w []byte, stride int, x []byte) {
+				for r := range out {
+					out[r] = dot(w[r*stride:(r+1)*stride], x)
+				}
+			},
 		}
-	})
+	}
+	return m
 }

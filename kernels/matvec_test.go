@@ -2,6 +2,7 @@ package kernels_test
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
 	"testing"
 
@@ -9,9 +10,11 @@ import (
 	"github.com/siskin-ml/siskin/tensor"
 )
 
-// TestMatVecIsRowDots: MatVec equals DotQ of each row with the quantized
-// activations (Dot for float weights), and MatVecFloat equals Dot.
+// TestMatVecIsRowDots: in the generic tier MatVec equals DotQ of each row
+// with the quantized activations (Dot for float weights), and MatVecFloat
+// equals Dot. (The SIMD tiers are held to the tolerances of tier_test.go.)
 func TestMatVecIsRowDots(t *testing.T) {
+	defer kernels.UseTier("generic")()
 	rng := newRNG(10)
 	for _, typ := range allTypes {
 		w := randomMatrix(rng, typ, 37, 512)
@@ -109,20 +112,49 @@ func TestMatVecPanics(t *testing.T) {
 	}
 }
 
+// BenchmarkMatVec: one activation row (decode) through every tier, on a
+// square 2048x2048 matrix and the 6656x2048 / 2048x6656 shapes of a
+// 1.7B model's MLP. MB/s counts weight bytes read.
 func BenchmarkMatVec(b *testing.B) {
-	const rows, cols = 2048, 2048
+	shapes := [][2]int{{2048, 2048}, {6656, 2048}, {2048, 6656}}
 	rng := newRNG(13)
-	x := randomVec(rng, cols)
-	out := make([]float32, rows)
+	for _, typ := range allTypes {
+		for _, sh := range shapes {
+			rows, cols := sh[0], sh[1]
+			w := randomMatrix(rng, typ, rows, cols)
+			x := randomVec(rng, cols)
+			out := make([]float32, rows)
+			for _, tierName := range kernels.Tiers() {
+				b.Run(fmt.Sprintf("%s/%s/%dx%d", typ, tierName, rows, cols), func(b *testing.B) {
+					defer kernels.UseTier(tierName)()
+					b.SetBytes(int64(len(w.Data)))
+					for b.Loop() {
+						kernels.MatVec(out, w, x)
+					}
+					b.ReportMetric(float64(rows*cols)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GMAC/s")
+				})
+			}
+		}
+	}
+}
+
+// BenchmarkMatMul: a prefill-sized batch of activation rows.
+func BenchmarkMatMul(b *testing.B) {
+	const rows, cols, n = 2048, 2048, 64
+	rng := newRNG(15)
+	x := randomVec(rng, n*cols)
+	out := make([]float32, n*rows)
 	for _, typ := range allTypes {
 		w := randomMatrix(rng, typ, rows, cols)
-		b.Run(typ.String(), func(b *testing.B) {
-			b.SetBytes(int64(len(w.Data)))
-			for b.Loop() {
-				kernels.MatVec(out, w, x)
-			}
-			b.ReportMetric(float64(rows*cols)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GMAC/s")
-		})
+		for _, tierName := range kernels.Tiers() {
+			b.Run(fmt.Sprintf("%s/%s/%dx%dx%d", typ, tierName, rows, cols, n), func(b *testing.B) {
+				defer kernels.UseTier(tierName)()
+				for b.Loop() {
+					kernels.MatMul(out, w, x, n)
+				}
+				b.ReportMetric(float64(n*rows*cols)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GMAC/s")
+			})
+		}
 	}
 }
 

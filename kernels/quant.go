@@ -99,9 +99,16 @@ func absMax32(x *[32]float32) float32 {
 	return amax
 }
 
-// roundAway rounds half away from zero, like C's roundf.
+// roundAway rounds half away from zero, like C's roundf. The quantizers
+// only pass values within [-127.5, 127.5] or, when 1/d overflows (a block
+// of subnormal activations), ±Inf and NaN: those give 0, as ggml's C
+// conversion does on x86 (and Go's did there, implicitly).
 func roundAway(f float32) int8 {
-	return int8(math.Round(float64(f)))
+	r := math.Round(float64(f))
+	if !(math.Abs(r) <= 127) {
+		return 0
+	}
+	return int8(r)
 }
 
 // quantQ8_0 is quantize_row_q8_0_ref for one block: d = amax/127 stored as

@@ -136,16 +136,13 @@ func (a *Attention) Attend(b *Batch, li, window int, q, k, v, out []float32) {
 			qh := q[t*qd+h*hd : t*qd+(h+1)*hd]
 			sc := scores[:pos+1-first]
 			for i := range sc {
-				sc[i] = dot(qh, key(first+i)) * a.Scale
+				sc[i] = kernels.VecDot(qh, key(first+i)) * a.Scale
 			}
 			kernels.Softmax(sc)
 			oh := out[t*qd+h*hd : t*qd+(h+1)*hd]
 			clear(oh)
 			for i, p := range sc {
-				vv := value(first + i)
-				for j := range oh {
-					oh[j] += p * vv[j]
-				}
+				kernels.VecAxpy(oh, value(first+i), p)
 			}
 		}
 	})
@@ -172,14 +169,6 @@ func parallel(n, unitWork int, fn func(lo, hi int)) {
 		wg.Go(func() { fn(lo, min(lo+chunk, n)) })
 	}
 	wg.Wait()
-}
-
-func dot(a, b []float32) float32 {
-	var s float32
-	for i := range a {
-		s += a[i] * b[i]
-	}
-	return s
 }
 
 // InvSqrt is 1/sqrt(n) rounded once to float32.

@@ -1,0 +1,225 @@
+package kernels
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+var threads atomic.Int32 // 0: use GOMAXPROCS
+
+// SetThreads sets how many threads MatVec and MatMul may use (the
+// caller's goroutine and up to n-1 persistent workers); n <= 0 restores
+// the default, runtime.GOMAXPROCS(0) at the time of each call. Results
+// never depend on it: each output element is computed by one thread with
+// the same code.
+func SetThreads(n int) {
+	if n < 0 {
+		n = 0
+	}
+	threads.Store(int32(n))
+}
+
+// Threads returns the number of threads MatVec and MatMul may use.
+func Threads() int {
+	if n := threads.Load(); n > 0 {
+		return int(n)
+	}
+	return runtime.GOMAXPROCS(0)
+}
+
+// minWorkPerThread is the number of multiply-adds below which handing
+// work to another thread (a wake-up, cache traffic, the final wait) costs
+// more than it saves: the job runs on fewer threads, or on the caller.
+const minWorkPerThread = 1 << 16
+
+// A task is one parallel operation over the index range [0, n): run is
+// called on disjoint sub-ranges that together cover it, from several
+// threads at once.
+type task interface {
+	run(lo, hi int)
+}
+
+// funcTask adapts a closure (tests, rarely used paths; it allocates).
+type funcTask func(lo, hi int)
+
+func (f funcTask) run(lo, hi int) { f(lo, hi) }
+
+// The pool: persistent workers that spin for a short while after each job
+// (a transformer step issues its matrix products microseconds apart) and
+// then park on a channel. One job runs at a time; concurrent callers
+// queue on mu. The caller's goroutine works on every job too, and it
+// never waits for a worker that has not started: once the chunks are all
+// claimed it cancels the workers still pending, so a worker that the OS
+// (or a busy machine) wakes late costs nothing.
+type pool struct {
+	mu      sync.Mutex
+	workers []*worker
+
+	// The current job, written by the caller before the workers are
+	// signalled and read-only while any of them runs it.
+	t     task
+	n     int // index range [0, n)
+	grain int // chunks are multiples of grain (but the last)
+	nt    int // threads on this job, the caller included
+	next  atomic.Int64
+
+	// The caller parks here when a running worker takes long.
+	waiterParked atomic.Bool
+	waiterWake   chan struct{}
+}
+
+// Worker states.
+const (
+	idle    = iota // no job for this worker
+	pending        // signalled; the caller may still cancel it
+	running        // on the job; the caller waits for it
+)
+
+type worker struct {
+	p      *pool
+	state  atomic.Int32
+	parked atomic.Bool
+	wake   chan struct{}
+	_      [64]byte // keep workers' hot fields on separate cache lines
+}
+
+var thePool = &pool{waiterWake: make(chan struct{}, 1)}
+
+// spinFor is how long an idle worker, or the caller waiting for workers,
+// spins before parking.
+const spinFor = 100 * time.Microsecond
+
+// parallelFor calls t.run on disjoint ranges covering [0, n), on up to
+// Threads() threads (the caller's included). unitWork is the cost of one
+// index in multiply-adds: small jobs run on the calling goroutine alone.
+// Chunks are multiples of grain indices (except the last) and are handed
+// out with decreasing sizes, so the threads finish together even when
+// one of them is slowed down by the OS.
+func parallelFor(t task, n, unitWork, grain int) {
+	if n <= 0 {
+		return
+	}
+	grain = max(grain, 1)
+	nt := min(Threads(), (n+grain-1)/grain)
+	if total := n * unitWork; total/minWorkPerThread < nt {
+		nt = total / minWorkPerThread
+	}
+	if nt <= 1 {
+		t.run(0, n)
+		return
+	}
+	thePool.do(t, n, grain, nt)
+}
+
+func (p *pool) do(t task, n, grain, nt int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for len(p.workers) < nt-1 {
+		w := &worker{p: p, wake: make(chan struct{}, 1)}
+		p.workers = append(p.workers, w)
+		go w.loop()
+	}
+	p.t, p.n, p.grain, p.nt = t, n, grain, nt
+	p.next.Store(0)
+	ws := p.workers[:nt-1]
+	for _, w := range ws {
+		w.state.Store(pending)
+		if w.parked.Load() && w.parked.CompareAndSwap(true, false) {
+			w.wake <- struct{}{}
+		}
+	}
+	p.work()
+	for _, w := range ws {
+		if !w.state.CompareAndSwap(pending, idle) { // cancelled if it had not started
+			p.waitIdle(w)
+		}
+	}
+	p.t = nil
+}
+
+// work claims and runs chunks until none is left.
+func (p *pool) work() {
+	n, grain, nt := int64(p.n), int64(p.grain), int64(p.nt)
+	for {
+		lo := p.next.Load()
+		if lo >= n {
+			return
+		}
+		// Guided schedule: a share of what is left, rounded up to the
+		// grain, so late chunks are small.
+		c := (n - lo) / (4 * nt)
+		c = max(grain, (c+grain-1)/grain*grain)
+		hi := min(lo+c, n)
+		if p.next.CompareAndSwap(lo, hi) {
+			p.t.run(int(lo), int(hi))
+		}
+	}
+}
+
+// waitIdle waits until a running worker has finished the job.
+func (p *pool) waitIdle(w *worker) {
+	done := func() bool { return w.state.Load() == idle }
+	for !spinUntil(done) {
+		p.waiterParked.Store(true)
+		if done() {
+			if !p.waiterParked.CompareAndSwap(true, false) {
+				<-p.waiterWake // a worker took the flag and is sending
+			}
+			return
+		}
+		<-p.waiterWake
+	}
+}
+
+func (w *worker) loop() {
+	p := w.p
+	signalled := func() bool { return w.state.Load() == pending }
+	for {
+		if !spinUntil(signalled) {
+			// Park. The caller sets the state before it looks at
+			// parked, so either it sees parked and sends, or this sees
+			// the state.
+			w.parked.Store(true)
+			if signalled() {
+				if !w.parked.CompareAndSwap(true, false) {
+					<-w.wake // the caller took the flag and is sending
+				}
+			} else {
+				<-w.wake
+			}
+		}
+		if !w.state.CompareAndSwap(pending, running) {
+			continue // cancelled (or a stale wake-up)
+		}
+		p.work()
+		w.state.Store(idle)
+		if p.waiterParked.Load() && p.waiterParked.CompareAndSwap(true, false) {
+			p.waiterWake <- struct{}{}
+		}
+	}
+}
+
+// spinUntil polls cond for up to spinFor and reports whether it became
+// true. Every few polls it yields the P (runtime.Gosched), so goroutines
+// of the caller's program (attention heads, say) are not held up by a
+// spinning worker. It does not spin when there are more threads than Ps.
+func spinUntil(cond func() bool) bool {
+	if Threads() > runtime.GOMAXPROCS(0) {
+		return cond()
+	}
+	start := time.Now()
+	for {
+		for range 16 {
+			if cond() {
+				return true
+			}
+			spinPause()
+		}
+		if time.Since(start) > spinFor {
+			return cond()
+		}
+		runtime.Gosched()
+	}
+}

@@ -1,0 +1,100 @@
+package kernels
+
+import (
+	"fmt"
+	"os"
+	"sync/atomic"
+
+	"github.com/siskin-ml/siskin/tensor"
+)
+
+// A tier is one implementation of the matrix kernels: the pure-Go
+// reference (generic) or a SIMD one. Results differ between tiers only by
+// float rounding (the order in which per-block terms are added); within a
+// tier they are deterministic and independent of the thread count, and a
+// batched MatMul row equals MatVec on that row bit for bit.
+type tier uint8
+
+const (
+	tierGeneric tier = iota
+	tierAVX2
+	numTiers
+)
+
+var tierNames = [numTiers]string{"generic", "avx2"}
+
+func (t tier) String() string {
+	if t < numTiers {
+		return tierNames[t]
+	}
+	return fmt.Sprintf("tier(%d)", uint8(t))
+}
+
+// supported[t] reports whether this CPU and build can run tier t; the
+// dispatch file of the architecture fills it in at init.
+var supported [numTiers]bool
+
+// kernelSets[t] holds tier t's kernels, indexed by weight type; a nil
+// entry falls back to the generic kernel for that type.
+var kernelSets [numTiers]map[tensor.Type]*matKernel
+
+var current atomic.Uint32 // the tier in use
+
+// EnvKernels is the environment variable that pins the kernel tier
+// ("generic", "avx2"); it is read once, at start-up. Naming a tier the
+// CPU cannot run panics, so a bisection never silently tests another.
+const EnvKernels = "SISKIN_KERNELS"
+
+func init() {
+	supported[tierGeneric] = true
+	kernelSets[tierGeneric] = genericKernels()
+	archInit()
+	best := tierGeneric
+	for t := numTiers - 1; t > tierGeneric; t-- {
+		if supported[t] {
+			best = t
+			break
+		}
+	}
+	if s := os.Getenv(EnvKernels); s != "" {
+		t, ok := parseTier(s)
+		if !ok {
+			panic(fmt.Sprintf("kernels: %s=%q: unknown tier (want one of %v)", EnvKernels, s, tierNames))
+		}
+		if !supported[t] {
+			panic(fmt.Sprintf("kernels: %s=%q: this CPU or build cannot run it", EnvKernels, s))
+		}
+		best = t
+	}
+	current.Store(uint32(best))
+}
+
+func parseTier(s string) (tier, bool) {
+	for i, n := range tierNames {
+		if n == s {
+			return tier(i), true
+		}
+	}
+	return 0, false
+}
+
+// Tier returns the name of the kernel tier in use ("generic", "avx2").
+func Tier() string { return tier(current.Load()).String() }
+
+// setTier switches the tier (tests); it returns the previous one.
+func setTier(t tier) tier {
+	if !supported[t] {
+		panic("kernels: tier " + t.String() + " is not supported here")
+	}
+	return tier(current.Swap(uint32(t)))
+}
+
+// kernelFor returns the kernel for weights of type typ in the current
+// tier.
+func kernelFor(typ tensor.Type) *matKernel {
+	t := tier(current.Load())
+	if k := kernelSets[t][typ]; k != nil {
+		return k
+	}
+	return kernelSets[tierGeneric][typ]
+}

@@ -1,0 +1,116 @@
+//go:build amd64 && gc && !purego
+
+#include "textflag.h"
+
+// func vecDotAVX2(a, b []float32) float32
+TEXT ·vecDotAVX2(SB), NOSPLIT, $0-52
+	MOVQ a_base+0(FP), SI
+	MOVQ a_len+8(FP), CX
+	MOVQ b_base+24(FP), DI
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+
+loop32:
+	CMPQ CX, $32
+	JL   loop8
+	VMOVUPS (SI), Y4
+	VFMADD231PS (DI), Y4, Y0
+	VMOVUPS 32(SI), Y5
+	VFMADD231PS 32(DI), Y5, Y1
+	VMOVUPS 64(SI), Y6
+	VFMADD231PS 64(DI), Y6, Y2
+	VMOVUPS 96(SI), Y7
+	VFMADD231PS 96(DI), Y7, Y3
+	ADDQ $128, SI
+	ADDQ $128, DI
+	SUBQ $32, CX
+	JMP  loop32
+
+loop8:
+	CMPQ CX, $8
+	JL   reduce
+	VMOVUPS (SI), Y4
+	VFMADD231PS (DI), Y4, Y0
+	ADDQ $32, SI
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JMP  loop8
+
+reduce:
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS X1, X0, X0
+	VHADDPS X0, X0, X0
+	VHADDPS X0, X0, X0
+
+tail:
+	CMPQ CX, $0
+	JE   done
+	VMOVSS (SI), X4
+	VFMADD231SS (DI), X4, X0
+	ADDQ $4, SI
+	ADDQ $4, DI
+	DECQ CX
+	JMP  tail
+
+done:
+	VZEROUPPER
+	MOVSS X0, ret+48(FP)
+	RET
+
+// func vecAxpyAVX2(y, x []float32, s float32)
+TEXT ·vecAxpyAVX2(SB), NOSPLIT, $0-52
+	MOVQ y_base+0(FP), DI
+	MOVQ y_len+8(FP), CX
+	MOVQ x_base+24(FP), SI
+	VBROADCASTSS s+48(FP), Y15
+
+loop32:
+	CMPQ CX, $32
+	JL   loop8
+	VMOVUPS (DI), Y0
+	VFMADD231PS (SI), Y15, Y0
+	VMOVUPS Y0, (DI)
+	VMOVUPS 32(DI), Y1
+	VFMADD231PS 32(SI), Y15, Y1
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS 64(DI), Y2
+	VFMADD231PS 64(SI), Y15, Y2
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS 96(DI), Y3
+	VFMADD231PS 96(SI), Y15, Y3
+	VMOVUPS Y3, 96(DI)
+	ADDQ $128, SI
+	ADDQ $128, DI
+	SUBQ $32, CX
+	JMP  loop32
+
+loop8:
+	CMPQ CX, $8
+	JL   tail
+	VMOVUPS (DI), Y0
+	VFMADD231PS (SI), Y15, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JMP  loop8
+
+tail:
+	CMPQ CX, $0
+	JE   done
+	VMOVSS (DI), X0
+	VFMADD231SS (SI), X15, X0
+	VMOVSS X0, (DI)
+	ADDQ $4, SI
+	ADDQ $4, DI
+	DECQ CX
+	JMP  tail
+
+done:
+	VZEROUPPER
+	RET

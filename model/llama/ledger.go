@@ -1,0 +1,19 @@
+package llama
+
+import (
+	"fmt"
+
+	"github.com/siskin-ml/siskin/ledger"
+	"github.com/siskin-ml/siskin/model"
+)
+
+// RegisterMemory adds the heap the model holds besides its mapped
+// weights: the float32 norm vectors and the RoPE table.
+func (m *Model) RegisterMemory(l *ledger.Ledger) {
+	vecs := [][]float32{m.outNorm}
+	for _, ly := range m.layers {
+		vecs = append(vecs, ly.attnNorm, ly.ffnNorm)
+	}
+	model.AddVectors(l, "norm vectors (float32)", vecs...)
+	model.AddRoPE(l, fmt.Sprintf("RoPE table (rot %d)", m.rope.Rot()), m.rope)
+}

@@ -1,0 +1,24 @@
+package load
+
+import (
+	"github.com/siskin-ml/siskin/ledger"
+	"github.com/siskin-ml/siskin/model"
+)
+
+// RegisterMemory adds everything the loaded model holds to l: the mapped
+// weights by layer, the model's heap buffers (norm vectors, RoPE tables)
+// when its architecture names them, and the tokenizer.
+func (l *Loaded) RegisterMemory(led *ledger.Ledger) {
+	l.Source.RegisterMemory(led)
+	if r, ok := l.Model.(model.MemoryRegistrar); ok {
+		r.RegisterMemory(led)
+	}
+	if tok := l.Tokenizer; tok != nil {
+		// The word cache grows as text is encoded, so this is read at
+		// every report.
+		led.AddFunc("tokenizer", ledger.Tokenizer, func() (int64, int64) {
+			b := tok.Bytes()
+			return b, b
+		})
+	}
+}
