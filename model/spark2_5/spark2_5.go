@@ -35,6 +35,7 @@ var (
 type layer struct {
 	attnNorm, ffnNorm       []float32
 	wq, wk, wv, wg, wo      *tensor.Matrix
+	wqkv                    *tensor.Matrix // the fused projection, when the file has one
 	ffnGate, ffnUp, ffnDown *tensor.Matrix
 	rope                    *kernels.RoPETable
 	window                  int // sliding window, 0 on full layers
@@ -155,6 +156,7 @@ func Load(s *model.Source) (*Model, error) {
 			qkv := w.Matrix(nQKV, i, qd+2*kvd, c.Hidden)
 			if qkv != nil {
 				l.wq, l.wk, l.wv = model.Rows(qkv, 0, qd), model.Rows(qkv, qd, kvd), model.Rows(qkv, qd+kvd, kvd)
+				l.wqkv = qkv
 			}
 		} else {
 			l.wq = w.Matrix(nQ, i, qd, c.Hidden)
@@ -213,6 +215,7 @@ func (m *Model) ForwardBatch(seqs []model.Seq) ([][]float32, error) {
 	k := make([]float32, n*kvd)
 	v := make([]float32, n*kvd)
 	g := make([]float32, n*c.Heads)
+	qkv := make([]float32, n*(qd+2*kvd))
 	att := make([]float32, n*qd)
 	up := make([]float32, n*c.FFN)
 	act := make([]float32, n*c.FFN)
@@ -223,9 +226,21 @@ func (m *Model) ForwardBatch(seqs []model.Seq) ([][]float32, error) {
 
 		// Attention block.
 		model.RMSNormRows(h, x, l.attnNorm, c.Eps)
-		model.Linear(q, l.wq, h, n)
-		model.Linear(k, l.wk, h, n)
-		model.Linear(v, l.wv, h, n)
+		if l.wqkv != nil {
+			// One pass over the fused weight (one activation quantization,
+			// one fan-out), then the rows are split into q, k and v.
+			model.Linear(qkv, l.wqkv, h, n)
+			w := qd + 2*kvd
+			for t := 0; t < n; t++ {
+				copy(q[t*qd:(t+1)*qd], qkv[t*w:t*w+qd])
+				copy(k[t*kvd:(t+1)*kvd], qkv[t*w+qd:t*w+qd+kvd])
+				copy(v[t*kvd:(t+1)*kvd], qkv[t*w+qd+kvd:(t+1)*w])
+			}
+		} else {
+			model.Linear(q, l.wq, h, n)
+			model.Linear(k, l.wk, h, n)
+			model.Linear(v, l.wv, h, n)
+		}
 		model.Linear(g, l.wg, h, n)
 		for t := 0; t < n; t++ {
 			qt, kt := q[t*qd:(t+1)*qd], k[t*kvd:(t+1)*kvd]
