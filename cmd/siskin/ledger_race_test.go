@@ -1,0 +1,7 @@
+//go:build race
+
+package main
+
+// The race detector keeps shadow memory outside the Go runtime's classes,
+// which the ledger rightly cannot name.
+const raceEnabled = true
