@@ -51,7 +51,7 @@ func TestSeek(t *testing.T) {
 		if w > 0 {
 			want = w
 		}
-		if l.Stored() != want || l.Key(109)[0] != 109 || l.Key(110-want)[0] != float32(110-want) {
+		if l.Stored() != want || l.Key(109)[0] != 109 || l.Key(110 - want)[0] != float32(110-want) {
 			t.Errorf("window %d: stored %d", w, l.Stored())
 		}
 	}
