@@ -137,6 +137,7 @@ type chatTopProb struct {
 
 type chatLogprobs struct {
 	Content []chatLogprob `json:"content"`
+	Refusal []chatLogprob `json:"refusal"` // always null; OpenAI sends the key
 }
 
 type toolCallOut struct {
@@ -149,6 +150,7 @@ type toolCallOut struct {
 	} `json:"function"`
 }
 
+// chatMessageOut is a streamed delta: only what the chunk adds.
 type chatMessageOut struct {
 	Role             string        `json:"role,omitempty"`
 	Content          *string       `json:"content,omitempty"`
@@ -156,9 +158,20 @@ type chatMessageOut struct {
 	ToolCalls        []toolCallOut `json:"tool_calls,omitempty"`
 }
 
+// chatMessage is a whole response message: content and refusal are
+// always present (null when there is none), as OpenAI sends them and
+// strict clients expect.
+type chatMessage struct {
+	Role             string        `json:"role"`
+	Content          *string       `json:"content"`
+	Refusal          *string       `json:"refusal"`
+	ReasoningContent *string       `json:"reasoning_content,omitempty"`
+	ToolCalls        []toolCallOut `json:"tool_calls,omitempty"`
+}
+
 type chatChoice struct {
 	Index        int             `json:"index"`
-	Message      *chatMessageOut `json:"message,omitempty"`
+	Message      *chatMessage    `json:"message,omitempty"`
 	Delta        *chatMessageOut `json:"delta,omitempty"`
 	Logprobs     *chatLogprobs   `json:"logprobs"`
 	FinishReason *string         `json:"finish_reason"`

@@ -3,8 +3,10 @@ package server
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/siskin-ml/siskin/chat"
@@ -52,6 +54,90 @@ func parseToolChoice(raw json.RawMessage, haveTools bool) (toolChoice, *apiError
 		return tc, badRequest("tool_choice", "tool_choice %q needs tools", tc.mode)
 	}
 	return tc, nil
+}
+
+// renderOptions sets up a chat template render as transformers'
+// apply_chat_template does: the model's special tokens (bos_token,
+// eos_token, pad_token, ... from tokenizer_config.json, else the
+// tokenizer's BOS and EOS) are template variables, and
+// chat_template_kwargs add to them or override them.
+func (s *Server) renderOptions(msgs []chat.Message, tools []json.RawMessage, addGen bool, kwargs map[string]any) (chat.RenderOptions, *apiError) {
+	opts := chat.RenderOptions{Messages: msgs, Tools: tools, AddGenerationPrompt: addGen, Kwargs: map[string]any{}}
+	if id := s.tok.BOS(); id >= 0 {
+		opts.BOSToken = s.tok.Piece(id)
+	}
+	if id := s.tok.EOS(); id >= 0 {
+		opts.EOSToken = s.tok.Piece(id)
+	}
+	for k, v := range s.tmpl.SpecialTokens {
+		switch k {
+		case "bos_token":
+			opts.BOSToken = v
+		case "eos_token":
+			opts.EOSToken = v
+		default:
+			opts.Kwargs[k] = v
+		}
+	}
+	for k, v := range kwargs {
+		switch k {
+		case "messages", "tools", "add_generation_prompt":
+			return opts, badRequest("chat_template_kwargs", "chat_template_kwargs cannot set %q; use the request field", k)
+		case "bos_token":
+			opts.BOSToken = ""
+		case "eos_token":
+			opts.EOSToken = ""
+		}
+		opts.Kwargs[k] = v
+	}
+	return opts, nil
+}
+
+// parseMessages decodes messages, naming the message (and its field)
+// that is wrong.
+func parseMessages(raw json.RawMessage) ([]chat.Message, *apiError) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, badRequest("messages", "messages is required")
+	}
+	var items []json.RawMessage
+	if json.Unmarshal(raw, &items) != nil {
+		return nil, badRequest("messages", "messages must be a list of {\"role\", \"content\"} objects")
+	}
+	if len(items) == 0 {
+		return nil, badRequest("messages", "messages must not be empty")
+	}
+	msgs := make([]chat.Message, len(items))
+	for i, item := range items {
+		at := fmt.Sprintf("messages[%d]", i)
+		var fields map[string]json.RawMessage
+		if json.Unmarshal(item, &fields) != nil || fields == nil {
+			return nil, badRequest(at, "%s must be a {\"role\", \"content\"} object", at)
+		}
+		if err := json.Unmarshal(item, &msgs[i]); err != nil {
+			var te *json.UnmarshalTypeError
+			switch {
+			case errors.As(err, &te) && te.Field != "":
+				// The path may start with Go names of embedded structs;
+				// it is named from the first key the message has.
+				path := strings.Split(te.Field, ".")
+				for len(path) > 1 && fields[path[0]] == nil {
+					path = path[1:]
+				}
+				field := at + "." + strings.Join(path, ".")
+				return nil, badRequest(field, "%s: expected %s, got JSON %s", field, te.Type, te.Value)
+			case fields["content"] != nil:
+				return nil, badRequest(at+".content", "%s.content must be a string, a list of content parts or null", at)
+			}
+			return nil, badRequest(at, "%s: %v", at, err)
+		}
+		switch msgs[i].Role {
+		case "system", "user", "assistant", "tool", "developer":
+		default:
+			return nil, badRequest(at+".role", "%s.role %q is not one of system, user, assistant, tool, developer", at, msgs[i].Role)
+		}
+	}
+	return msgs, nil
 }
 
 // parseTools checks the tools and returns what the parsers need.
@@ -111,18 +197,10 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		writeError(w, badRequest("messages", "this model has no chat template; use /v1/completions"))
 		return
 	}
-	var msgs []chat.Message
-	if err := json.Unmarshal(req.Messages, &msgs); err != nil || len(msgs) == 0 {
-		writeError(w, badRequest("messages", "messages must be a non-empty list of {\"role\", \"content\"} objects"))
+	msgs, merr := parseMessages(req.Messages)
+	if merr != nil {
+		writeError(w, merr)
 		return
-	}
-	for i, m := range msgs {
-		switch m.Role {
-		case "system", "user", "assistant", "tool", "developer":
-		default:
-			writeError(w, badRequest(fmt.Sprintf("messages[%d].role", i), "messages[%d].role %q is not one of system, user, assistant, tool, developer", i, m.Role))
-			return
-		}
 	}
 	tools, terr := parseTools(req.Tools)
 	if terr != nil {
@@ -172,18 +250,14 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	}
 
 	addGen := req.AddGenerationPrompt == nil || *req.AddGenerationPrompt
-	opts := chat.RenderOptions{Messages: msgs, AddGenerationPrompt: addGen, Kwargs: map[string]any{}}
+	var tmplTools []json.RawMessage
 	if tc.mode != "none" {
-		opts.Tools = req.Tools
+		tmplTools = req.Tools
 	}
-	for k, v := range req.ChatTemplateKwargs {
-		opts.Kwargs[k] = v
-	}
-	if id := s.tok.BOS(); id >= 0 {
-		opts.BOSToken = s.tok.Piece(id)
-	}
-	if id := s.tok.EOS(); id >= 0 {
-		opts.EOSToken = s.tok.Piece(id)
+	opts, oerr := s.renderOptions(msgs, tmplTools, addGen, req.ChatTemplateKwargs)
+	if oerr != nil {
+		writeError(w, oerr)
+		return
 	}
 	prompt, err := s.tmpl.Render(opts)
 	if err != nil {
@@ -202,6 +276,13 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		forced = f
+		// A generation prompt that opens <think> (Spark, DeepSeek-R1) would
+		// put the forced call inside the reasoning, where the reasoning
+		// parser keeps tool syntax as text: close the reasoning first, as
+		// these templates do for enable_thinking false.
+		if s.cfg.ReasoningParser != "" && toolcall.PromptOpensThink(prompt) {
+			forced = "</think>" + forced
+		}
 	}
 	ids := s.tok.Encode(prompt+forced, tokenizer.EncodeOptions{ParseSpecial: true})
 	maxTok, merr := s.maxTokens(&req.samplingFields, len(ids), "messages")
@@ -255,6 +336,8 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		}
 		return why
 	}
+	// parallel_tool_calls false: at most one call per choice, the first.
+	single := req.ParallelToolCalls != nil && !*req.ParallelToolCalls
 	base := chatResponse{ID: id, Created: created, Model: s.cfg.ModelName}
 	if req.ReturnTokenIDs {
 		base.PromptTokenIDs = ids
@@ -272,6 +355,10 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 			chunk(chatChoice{Index: i, Delta: &chatMessageOut{Role: "assistant", Content: ptr("")}})
 		}
 		for cd := range events {
+			if cd.d.finish == "abort" {
+				streamAborted(out, cd.c, events, choices)
+				return
+			}
 			tm.token(cd.c, len(cd.d.tokens))
 			i := cd.c.index
 			res := parsers[i].Feed(cd.d.text)
@@ -286,6 +373,9 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 				delta.ReasoningContent = ptr(res.Reasoning)
 			}
 			for _, call := range res.Calls {
+				if single && calls[i] > 0 {
+					break
+				}
 				var o toolCallOut
 				o.Index, o.ID, o.Type = ptr(calls[i]), call.ID, "function"
 				o.Function.Name, o.Function.Arguments = call.Name, call.Arguments
@@ -312,7 +402,7 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		}
 		if req.StreamOptions != nil && req.StreamOptions.IncludeUsage {
 			resp := base
-			resp.Object, resp.Choices, resp.Usage = "chat.completion.chunk", []chatChoice{}, usageOf(choices, len(ids)*n)
+			resp.Object, resp.Choices, resp.Usage = "chat.completion.chunk", []chatChoice{}, usageOf(choices, len(ids), n)
 			out.send(resp)
 		}
 		tm.end()
@@ -335,16 +425,22 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	resp := base
-	resp.Object, resp.Usage = "chat.completion", usageOf(choices, len(ids)*n)
+	resp.Object, resp.Usage = "chat.completion", usageOf(choices, len(ids), n)
 	for _, c := range choices {
 		if c.err != nil {
 			writeError(w, &apiError{Status: 500, Message: c.err.Error(), Type: "internal_error"})
 			return
 		}
 		res := results[c.index]
-		msg := &chatMessageOut{Role: "assistant", Content: ptr(res.Content)}
+		if single && len(res.Calls) > 1 {
+			res.Calls = res.Calls[:1]
+		}
+		msg := &chatMessage{Role: "assistant", Content: ptr(res.Content)}
 		if res.Reasoning != "" {
 			msg.ReasoningContent = ptr(res.Reasoning)
+		}
+		if res.Content == "" && (res.Reasoning != "" || len(res.Calls) > 0) {
+			msg.Content = nil // as OpenAI and vLLM answer a call or only reasoning
 		}
 		for _, call := range res.Calls {
 			var o toolCallOut

@@ -134,7 +134,7 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 			writeError(w, merr)
 			return
 		}
-		promptTokens += len(ids) * n
+		promptTokens += len(ids)
 	}
 	id := newID("cmpl-")
 	created := time.Now().Unix()
@@ -165,6 +165,10 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 		out := newSSE(w)
 		offsets := map[*choice]int{}
 		for cd := range events {
+			if cd.d.finish == "abort" {
+				streamAborted(out, cd.c, events, choices)
+				return
+			}
 			tm.token(cd.c, len(cd.d.tokens))
 			if cd.d.text == "" && len(cd.d.tokens) == 0 && cd.d.finish == "" {
 				continue
@@ -186,7 +190,7 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		if req.StreamOptions != nil && req.StreamOptions.IncludeUsage {
-			out.send(completionResponse{ID: id, Object: "text_completion", Created: created, Model: s.cfg.ModelName, Choices: []completionChoice{}, Usage: usageOf(choices, promptTokens)})
+			out.send(completionResponse{ID: id, Object: "text_completion", Created: created, Model: s.cfg.ModelName, Choices: []completionChoice{}, Usage: usageOf(choices, promptTokens, n)})
 		}
 		tm.end()
 		out.done()
@@ -204,7 +208,7 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 	if r.Context().Err() != nil {
 		return // the client is gone
 	}
-	resp := completionResponse{ID: id, Object: "text_completion", Created: created, Model: s.cfg.ModelName, Usage: usageOf(choices, promptTokens)}
+	resp := completionResponse{ID: id, Object: "text_completion", Created: created, Model: s.cfg.ModelName, Usage: usageOf(choices, promptTokens, n)}
 	for _, c := range choices {
 		if c.err != nil {
 			writeError(w, &apiError{Status: 500, Message: c.err.Error(), Type: "internal_error"})
@@ -220,18 +224,34 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, 200, resp)
 }
 
-// usageOf counts tokens over all choices; cached tokens are the prefix
-// cache hits of the first choice of each prompt and beyond.
-func usageOf(cs []*choice, promptTokens int) *usage {
+// usageOf counts tokens over all choices. As in vLLM and OpenAI, a
+// prompt counts once however many choices (n) it has; its cached tokens
+// are those of its choice that found the most in the prefix cache (the
+// choices run concurrently, so which one found them first varies).
+func usageOf(cs []*choice, promptTokens, n int) *usage {
 	u := &usage{PromptTokens: promptTokens}
-	cached := 0
+	best := map[int]int{}
 	for _, c := range cs {
 		u.CompletionTokens += len(c.ids)
-		cached += c.cached
+		best[c.index/n] = max(best[c.index/n], c.cached)
+	}
+	cached := 0
+	for _, b := range best {
+		cached += b
 	}
 	u.TotalTokens = u.PromptTokens + u.CompletionTokens
 	u.PromptTokensDetails = &promptDetail{CachedTokens: cached}
 	return u
+}
+
+// streamAborted ends a stream whose choice c was aborted: silently when
+// the client is gone, with an error event (as vLLM sends) when the engine
+// failed. The other choices are cancelled.
+func streamAborted(out *sse, c *choice, events <-chan choiceDelta, cs []*choice) {
+	drain(events, cs)
+	if c.err != nil {
+		out.fail(&apiError{Status: 500, Message: c.err.Error(), Type: "internal_error"})
+	}
 }
 
 // timer records latency metrics for one request.
@@ -258,6 +278,10 @@ func (t *timer) token(c *choice, n int) {
 	t.last[c] = now
 }
 
-func (t *timer) finish(why string) { t.m.success.WithLabelValues(why).Inc() }
+func (t *timer) finish(why string) {
+	if why != "abort" { // a failed or abandoned request is no success
+		t.m.success.WithLabelValues(why).Inc()
+	}
+}
 
 func (t *timer) end() { t.m.e2e.Observe(time.Since(t.start).Seconds()) }

@@ -122,6 +122,46 @@ func contextWithCancel(r interface{ Context() context.Context }) (context.Contex
 	return context.WithCancel(r.Context())
 }
 
+// relay forwards a request's engine events through an unbounded queue.
+// The engine loop sends into a small buffer and blocks when it is full,
+// which would stall every running request behind one slow reader (a
+// client that stops reading its stream) or behind a choice that stopped
+// reading after a stop string. relay always keeps reading; once ctx is
+// done nobody reads the result any more, so it discards the rest and
+// closes the output.
+func relay(ctx context.Context, in <-chan engine.Event) <-chan engine.Event {
+	out := make(chan engine.Event)
+	go func() {
+		defer close(out)
+		var queue []engine.Event
+		for in != nil || len(queue) > 0 {
+			var send chan engine.Event
+			var head engine.Event
+			if len(queue) > 0 {
+				send, head = out, queue[0]
+			}
+			select {
+			case ev, ok := <-in:
+				if !ok {
+					in = nil
+					continue
+				}
+				queue = append(queue, ev)
+			case send <- head:
+				queue[0] = engine.Event{}
+				queue = queue[1:]
+			case <-ctx.Done():
+				if in != nil {
+					for range in {
+					}
+				}
+				return
+			}
+		}
+	}()
+	return out
+}
+
 // choiceDelta is a delta tagged with the choice it belongs to.
 type choiceDelta struct {
 	c *choice

@@ -10,7 +10,9 @@ import (
 )
 
 // metrics exposes vLLM's metric names so existing dashboards and
-// inference routers work unchanged.
+// inference routers work unchanged. vLLM's Python client appends _total
+// to every counter's name, so the counters here carry it in their names
+// (vllm:prefix_cache_hits_total is what llm-d's router scrapes).
 type metrics struct {
 	reg     *prometheus.Registry
 	ttft    prometheus.Histogram
@@ -39,8 +41,8 @@ func newMetrics(modelName string, eng *engine.Engine) *metrics {
 		}
 		return float64(s.KVUsedBytes) / float64(s.KVBytes)
 	})
-	counter("vllm:prefix_cache_queries", "Prefix cache queries, in prompt tokens.", func(s engine.Stats) float64 { return float64(s.PrefixQueries) })
-	counter("vllm:prefix_cache_hits", "Prefix cache hits, in prompt tokens.", func(s engine.Stats) float64 { return float64(s.PrefixHits) })
+	counter("vllm:prefix_cache_queries_total", "Prefix cache queries, in prompt tokens.", func(s engine.Stats) float64 { return float64(s.PrefixQueries) })
+	counter("vllm:prefix_cache_hits_total", "Prefix cache hits, in prompt tokens.", func(s engine.Stats) float64 { return float64(s.PrefixHits) })
 	counter("vllm:prompt_tokens_total", "Prompt tokens processed.", func(s engine.Stats) float64 { return float64(s.PromptTokens) })
 	counter("vllm:generation_tokens_total", "Generated tokens.", func(s engine.Stats) float64 { return float64(s.GenerationTokens) })
 	buckets := []float64{0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 20, 40, 80}

@@ -54,7 +54,8 @@ type Server struct {
 	created  int64
 }
 
-// New returns a server; it reports ready once SetReady is called.
+// New returns a server for a loaded model; /health reports ready from the
+// start, since the listener opens only after loading.
 func New(cfg Config, eng *engine.Engine, tok *tokenizer.Tokenizer, tmpl *chat.Template) *Server {
 	if cfg.MaxRequestBytes <= 0 {
 		cfg.MaxRequestBytes = 8 << 20
@@ -81,6 +82,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /health", s.health)
 	mux.Handle("GET /metrics", s.auth(s.metrics.handler()))
 	mux.Handle("GET /v1/models", s.auth(http.HandlerFunc(s.models)))
+	mux.Handle("GET /v1/models/{model...}", s.auth(http.HandlerFunc(s.model)))
 	mux.Handle("POST /v1/completions", s.auth(http.HandlerFunc(s.completions)))
 	mux.Handle("POST /v1/chat/completions", s.auth(http.HandlerFunc(s.chatCompletions)))
 	mux.Handle("POST /tokenize", s.auth(http.HandlerFunc(s.tokenize)))
@@ -138,14 +140,26 @@ func (s *Server) health(w http.ResponseWriter, _ *http.Request) {
 	w.WriteHeader(http.StatusOK)
 }
 
+// modelCard is one entry of /v1/models, with vLLM's extra fields.
+func (s *Server) modelCard() map[string]any {
+	return map[string]any{
+		"id": s.cfg.ModelName, "object": "model", "created": s.created, "owned_by": "siskin",
+		"root": s.cfg.ModelName, "parent": nil, "max_model_len": s.cfg.MaxModelLen,
+	}
+}
+
 func (s *Server) models(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, 200, map[string]any{
-		"object": "list",
-		"data": []map[string]any{{
-			"id": s.cfg.ModelName, "object": "model", "created": s.created, "owned_by": "siskin",
-			"root": s.cfg.ModelName, "max_model_len": s.cfg.MaxModelLen,
-		}},
-	})
+	writeJSON(w, 200, map[string]any{"object": "list", "data": []map[string]any{s.modelCard()}})
+}
+
+// model is GET /v1/models/{model}, which OpenAI clients use to check a
+// model exists.
+func (s *Server) model(w http.ResponseWriter, r *http.Request) {
+	if name := r.PathValue("model"); name != s.cfg.ModelName {
+		writeError(w, &apiError{Status: 404, Message: fmt.Sprintf("the model %q does not exist (this server serves %q)", name, s.cfg.ModelName), Type: "NotFoundError", Param: "model", Code: "model_not_found"})
+		return
+	}
+	writeJSON(w, 200, s.modelCard())
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -287,10 +301,19 @@ func parseStop(raw json.RawMessage) ([]string, *apiError) {
 	return out, nil
 }
 
+// checkModel refuses a request for another model with a 404; an empty
+// name means the served one.
+func (s *Server) checkModel(name string) *apiError {
+	if name != "" && name != s.cfg.ModelName {
+		return &apiError{Status: 404, Message: fmt.Sprintf("the model %q does not exist (this server serves %q)", name, s.cfg.ModelName), Type: "NotFoundError", Param: "model", Code: "model_not_found"}
+	}
+	return nil
+}
+
 // common validates the fields that do not depend on the endpoint.
 func (s *Server) common(f *samplingFields) *apiError {
-	if f.Model != "" && f.Model != s.cfg.ModelName {
-		return &apiError{Status: 404, Message: fmt.Sprintf("the model %q does not exist (this server serves %q)", f.Model, s.cfg.ModelName), Type: "NotFoundError", Param: "model", Code: "model_not_found"}
+	if err := s.checkModel(f.Model); err != nil {
+		return err
 	}
 	if len(bytes.TrimSpace(f.ResponseFormat)) > 0 && string(bytes.TrimSpace(f.ResponseFormat)) != "null" {
 		var rf struct {
@@ -383,7 +406,7 @@ func (s *Server) submit(r *http.Request, prompt []int, maxTokens int, p sample.P
 			return nil, &apiError{Status: 503, Message: err.Error(), Type: "unavailable"}
 		}
 		out = append(out, &choice{
-			index: firstIndex + j, events: events, cancel: cancel, stops: stops, stopIDs: stopIDs,
+			index: firstIndex + j, events: relay(ctx, events), cancel: cancel, stops: stops, stopIDs: stopIDs,
 			dec: s.tok.NewStreamDecoderWith(tokenizer.DecodeOptions{SkipSpecial: skip, Continuation: true}),
 		})
 	}

@@ -12,8 +12,10 @@ import (
 	"testing"
 
 	"github.com/siskin-ml/siskin/chat"
+	"github.com/siskin-ml/siskin/chat/toolcall"
 	"github.com/siskin-ml/siskin/engine"
 	"github.com/siskin-ml/siskin/internal/testdata"
+	"github.com/siskin-ml/siskin/model"
 	"github.com/siskin-ml/siskin/model/load"
 	"github.com/siskin-ml/siskin/sample"
 )
@@ -25,8 +27,34 @@ type testServer struct {
 	lm  *load.Loaded
 }
 
+// setup is what a test server is built from beyond the model file.
+type setup struct {
+	cfg Config
+	eng engine.Config
+	// wrap, when set, replaces the model the engine runs (scripted or
+	// slowed-down models for deterministic tests).
+	wrap func(model.Model, *load.Loaded) model.Model
+}
+
 // start serves a model from the shared test data on a loopback port.
 func start(t testing.TB, cfg Config, elem ...string) *testServer {
+	t.Helper()
+	return startWith(t, setup{cfg: cfg}, elem...)
+}
+
+// startWith is start with engine limits and an optional model wrapper.
+func startWith(t testing.TB, su setup, elem ...string) *testServer {
+	t.Helper()
+	s, eng, lm := newServer(t, su, elem...)
+	ts := &testServer{Server: httptest.NewServer(s.Handler()), srv: s, eng: eng, lm: lm}
+	t.Cleanup(ts.Close) // runs before newServer's cleanup: no handler outlives the engine
+	return ts
+}
+
+// newServer builds the server the way `siskin serve` does, without
+// listening: the chat template from the GGUF or HF folder, and the tool
+// and reasoning parsers of the architecture.
+func newServer(t testing.TB, su setup, elem ...string) (*Server, *engine.Engine, *load.Loaded) {
 	t.Helper()
 	lm, err := load.Open(testdata.Path(t, elem...))
 	if err != nil {
@@ -42,17 +70,37 @@ func start(t testing.TB, cfg Config, elem ...string) *testServer {
 	} else if tmpl, err = chat.FromHFDir(lm.Source.Path); err != nil {
 		t.Fatal(err)
 	}
-	eng := engine.New(lm.Model, engine.Config{MaxNumSeqs: 8, MaxNumBatchedTokens: 64, KVCacheBytes: 64 << 20})
+	ecfg := su.eng
+	if ecfg.MaxNumSeqs == 0 {
+		ecfg.MaxNumSeqs = 8
+	}
+	if ecfg.MaxNumBatchedTokens == 0 {
+		ecfg.MaxNumBatchedTokens = 64
+	}
+	if ecfg.KVCacheBytes == 0 {
+		ecfg.KVCacheBytes = 64 << 20
+	}
+	m := lm.Model
+	if su.wrap != nil {
+		m = su.wrap(m, lm)
+	}
+	eng := engine.New(m, ecfg)
+	cfg := su.cfg
 	if cfg.ModelName == "" {
 		cfg.ModelName = "test-model"
 	}
 	if cfg.Defaults.TopP == 0 {
 		cfg.Defaults = sample.Defaults()
 	}
+	if arch := lm.Model.Config().Arch; cfg.ToolParser == "" && tmpl != nil {
+		cfg.ToolParser = toolcall.ToolParserFor(arch)
+		if arch == "spark2_5" {
+			cfg.ReasoningParser = "deepseek_r1" // as `siskin serve` picks it
+		}
+	}
 	s := New(cfg, eng, lm.Tokenizer, tmpl)
-	ts := &testServer{Server: httptest.NewServer(s.Handler()), srv: s, eng: eng, lm: lm}
-	t.Cleanup(func() { ts.Close(); eng.Close(); lm.Close() })
-	return ts
+	t.Cleanup(func() { eng.Close(); lm.Close() })
+	return s, eng, lm
 }
 
 func (ts *testServer) post(t testing.TB, path string, body any) (int, []byte) {

@@ -4,27 +4,39 @@ import (
 	"encoding/json"
 	"net/http"
 
-	"github.com/siskin-ml/siskin/chat"
 	"github.com/siskin-ml/siskin/tokenizer"
 )
 
-// tokenize is vLLM's POST /tokenize: a prompt, or chat messages rendered
-// through the template.
+// tokenizeResponse is vLLM's TokenizeResponse; token_strs is null unless
+// return_token_strs asked for it.
+type tokenizeResponse struct {
+	Count       int      `json:"count"`
+	MaxModelLen int      `json:"max_model_len"`
+	Tokens      []int    `json:"tokens"`
+	TokenStrs   []string `json:"token_strs"`
+}
+
+// tokenize is vLLM's POST /tokenize: a prompt (add_special_tokens
+// defaults to true), or chat messages rendered through the template with
+// tools and chat_template_kwargs (add_special_tokens defaults to false,
+// as the template writes the special tokens itself).
 func (s *Server) tokenize(w http.ResponseWriter, r *http.Request) {
 	var req struct {
-		Model               string          `json:"model"`
-		Prompt              *string         `json:"prompt"`
-		Messages            json.RawMessage `json:"messages"`
-		AddSpecialTokens    *bool           `json:"add_special_tokens"`
-		AddGenerationPrompt *bool           `json:"add_generation_prompt"`
-		ReturnTokenStrs     bool            `json:"return_token_strs"`
+		Model               string            `json:"model"`
+		Prompt              *string           `json:"prompt"`
+		Messages            json.RawMessage   `json:"messages"`
+		Tools               []json.RawMessage `json:"tools"`
+		ChatTemplateKwargs  map[string]any    `json:"chat_template_kwargs"`
+		AddSpecialTokens    *bool             `json:"add_special_tokens"`
+		AddGenerationPrompt *bool             `json:"add_generation_prompt"`
+		ReturnTokenStrs     bool              `json:"return_token_strs"`
 	}
 	if err := s.decode(w, r, &req); err != nil {
 		writeError(w, err)
 		return
 	}
-	if req.Model != "" && req.Model != s.cfg.ModelName {
-		writeError(w, &apiError{Status: 404, Message: "the model " + req.Model + " does not exist", Type: "NotFoundError", Param: "model", Code: "model_not_found"})
+	if err := s.checkModel(req.Model); err != nil {
+		writeError(w, err)
 		return
 	}
 	var text string
@@ -37,17 +49,19 @@ func (s *Server) tokenize(w http.ResponseWriter, r *http.Request) {
 			writeError(w, badRequest("messages", "this model has no chat template"))
 			return
 		}
-		var msgs []chat.Message
-		if err := json.Unmarshal(req.Messages, &msgs); err != nil {
-			writeError(w, badRequest("messages", "messages: %v", err))
+		msgs, merr := parseMessages(req.Messages)
+		if merr != nil {
+			writeError(w, merr)
 			return
 		}
-		opts := chat.RenderOptions{Messages: msgs, AddGenerationPrompt: req.AddGenerationPrompt == nil || *req.AddGenerationPrompt}
-		if id := s.tok.BOS(); id >= 0 {
-			opts.BOSToken = s.tok.Piece(id)
+		if _, terr := parseTools(req.Tools); terr != nil {
+			writeError(w, terr)
+			return
 		}
-		if id := s.tok.EOS(); id >= 0 {
-			opts.EOSToken = s.tok.Piece(id)
+		opts, oerr := s.renderOptions(msgs, req.Tools, req.AddGenerationPrompt == nil || *req.AddGenerationPrompt, req.ChatTemplateKwargs)
+		if oerr != nil {
+			writeError(w, oerr)
+			return
 		}
 		var err error
 		if text, err = s.tmpl.Render(opts); err != nil {
@@ -63,24 +77,31 @@ func (s *Server) tokenize(w http.ResponseWriter, r *http.Request) {
 		addSpecial = *req.AddSpecialTokens
 	}
 	ids := s.tok.Encode(text, tokenizer.EncodeOptions{AddSpecial: addSpecial, ParseSpecial: true})
-	resp := map[string]any{"tokens": ids, "count": len(ids), "max_model_len": s.cfg.MaxModelLen}
+	resp := tokenizeResponse{Count: len(ids), MaxModelLen: s.cfg.MaxModelLen, Tokens: ids}
+	if resp.Tokens == nil {
+		resp.Tokens = []int{}
+	}
 	if req.ReturnTokenStrs {
-		strs := make([]string, len(ids))
+		resp.TokenStrs = make([]string, len(ids))
 		for i, id := range ids {
-			strs[i] = s.tok.Piece(id)
+			resp.TokenStrs[i] = s.tok.Piece(id)
 		}
-		resp["token_strs"] = strs
 	}
 	writeJSON(w, 200, resp)
 }
 
-// detokenize is vLLM's POST /detokenize.
+// detokenize is vLLM's POST /detokenize: {"tokens": [...]} to
+// {"prompt": text}, special tokens included.
 func (s *Server) detokenize(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		Model  string `json:"model"`
 		Tokens []int  `json:"tokens"`
 	}
 	if err := s.decode(w, r, &req); err != nil {
+		writeError(w, err)
+		return
+	}
+	if err := s.checkModel(req.Model); err != nil {
 		writeError(w, err)
 		return
 	}

@@ -1,0 +1,422 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+
+	"github.com/siskin-ml/siskin/engine"
+	"github.com/siskin-ml/siskin/sample"
+	"github.com/siskin-ml/siskin/tokenizer"
+)
+
+const storiesPrompt = "Once upon a time"
+
+func completionParams(prompt string, maxTokens int64) openai.CompletionNewParams {
+	return openai.CompletionNewParams{
+		Model:     "test-model",
+		Prompt:    openai.CompletionNewParamsPromptUnion{OfString: openai.String(prompt)},
+		MaxTokens: openai.Int(maxTokens),
+	}
+}
+
+// tokenIDs reads the vLLM extension field token_ids of an SDK choice.
+func tokenIDs(t testing.TB, raw string) []int {
+	t.Helper()
+	var ids []int
+	if err := json.Unmarshal([]byte(raw), &ids); err != nil {
+		t.Fatalf("token_ids %q: %v", raw, err)
+	}
+	return ids
+}
+
+// streamCompletion runs a streaming completion through the SDK and joins
+// each choice's text and token ids; it also returns the usage chunk.
+func streamCompletion(t testing.TB, c openai.Client, p openai.CompletionNewParams, opts ...option.RequestOption) (texts map[int64]string, ids map[int64][]int, finish map[int64]string, usage *openai.CompletionUsage) {
+	t.Helper()
+	st := c.Completions.NewStreaming(context.Background(), p, opts...)
+	defer st.Close()
+	texts, ids, finish = map[int64]string{}, map[int64][]int{}, map[int64]string{}
+	for st.Next() {
+		chunk := st.Current()
+		checkShape(t, "chunk", chunk)
+		if chunk.Object != "text_completion" || chunk.ID == "" {
+			t.Errorf("chunk object %q id %q", chunk.Object, chunk.ID)
+		}
+		if chunk.JSON.Usage.Valid() {
+			if usage != nil {
+				t.Errorf("two usage chunks")
+			}
+			u := chunk.Usage
+			usage = &u
+			if len(chunk.Choices) != 0 {
+				t.Errorf("usage chunk has %d choices", len(chunk.Choices))
+			}
+		}
+		for _, ch := range chunk.Choices {
+			if usage != nil {
+				t.Errorf("choice after the usage chunk")
+			}
+			if finish[ch.Index] != "" {
+				t.Errorf("choice %d: chunk after its finish_reason", ch.Index)
+			}
+			texts[ch.Index] += ch.Text
+			if raw := ch.JSON.ExtraFields["token_ids"].Raw(); raw != "" && raw != "null" {
+				ids[ch.Index] = append(ids[ch.Index], tokenIDs(t, raw)...)
+			}
+			if ch.FinishReason != "" {
+				finish[ch.Index] = string(ch.FinishReason)
+			}
+		}
+	}
+	if err := st.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return texts, ids, finish, usage
+}
+
+// runCLI generates the way `siskin run` does (engine.Generate on a
+// private engine, EOS stops), returning the ids and their text.
+func runCLI(t testing.TB, ts *testServer, prompt string, n int) ([]int, string) {
+	t.Helper()
+	tok := ts.lm.Tokenizer
+	ids := tok.Encode(prompt, tokenizer.EncodeOptions{AddSpecial: true, ParseSpecial: true})
+	sp := sample.Defaults()
+	sp.Temperature, sp.Seeded = 0, true
+	seq, err := sample.NewSequence(sp, ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := engine.Generate(context.Background(), ts.lm.Model, engine.Request{Prompt: ids, MaxTokens: n, Sampler: seq, Stop: tok.IsEOG}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := tok.NewStreamDecoder()
+	for _, id := range ids {
+		dec.Add(id)
+	}
+	text := ""
+	for _, id := range out {
+		text += dec.Add(id)
+	}
+	return out, text + dec.Flush()
+}
+
+// Greedy output through the server, streamed or not, is the output of
+// the command line's path for the same prompt.
+func TestSDKCompletionGreedyMatchesRun(t *testing.T) {
+	ts := stories(t)
+	c := ts.client()
+	const n = 96
+	wantIDs, wantText := runCLI(t, ts, storiesPrompt, n)
+
+	p := completionParams(storiesPrompt, n)
+	p.Temperature = openai.Float(0)
+	resp, err := c.Completions.New(context.Background(), p, option.WithJSONSet("return_token_ids", true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkShape(t, "completion", resp)
+	if resp.Object != "text_completion" || resp.Model != "test-model" || len(resp.Choices) != 1 {
+		t.Fatalf("response %s", resp.RawJSON())
+	}
+	ch := resp.Choices[0]
+	if got := tokenIDs(t, ch.JSON.ExtraFields["token_ids"].Raw()); !slices.Equal(got, wantIDs) {
+		t.Errorf("token ids\n got %v\nwant %v", got, wantIDs)
+	}
+	if ch.Text != wantText {
+		t.Errorf("text\n got %q\nwant %q", ch.Text, wantText)
+	}
+	wantFinish := openai.CompletionChoiceFinishReasonLength
+	if len(wantIDs) < n {
+		wantFinish = openai.CompletionChoiceFinishReasonStop
+	}
+	if ch.FinishReason != wantFinish {
+		t.Errorf("finish_reason %q, want %q", ch.FinishReason, wantFinish)
+	}
+	if resp.Usage.CompletionTokens != int64(len(wantIDs)) || resp.Usage.PromptTokens != 5 || resp.Usage.TotalTokens != resp.Usage.PromptTokens+resp.Usage.CompletionTokens {
+		t.Errorf("usage %s", resp.Usage.RawJSON())
+	}
+
+	p.StreamOptions = openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)}
+	texts, ids, finish, usage := streamCompletion(t, c, p, option.WithJSONSet("return_token_ids", true))
+	if texts[0] != wantText || !slices.Equal(ids[0], wantIDs) || finish[0] != string(wantFinish) {
+		t.Errorf("stream: text %q ids %v finish %q", texts[0], ids[0], finish[0])
+	}
+	if usage == nil || usage.CompletionTokens != int64(len(wantIDs)) || usage.PromptTokens != 5 {
+		t.Errorf("stream usage %+v", usage)
+	}
+}
+
+// Without include_usage a stream carries no usage chunk.
+func TestSDKCompletionStreamNoUsage(t *testing.T) {
+	ts := stories(t)
+	_, _, finish, usage := streamCompletion(t, ts.client(), completionParams(storiesPrompt, 8))
+	if usage != nil || finish[0] != "length" {
+		t.Errorf("usage %+v finish %q", usage, finish[0])
+	}
+}
+
+// n > 1 and several prompts: one choice per prompt and n, indexed
+// prompt-major; seeded choices are reproducible, streamed or not.
+func TestSDKCompletionN(t *testing.T) {
+	ts := stories(t)
+	c := ts.client()
+	p := openai.CompletionNewParams{
+		Model:       "test-model",
+		Prompt:      openai.CompletionNewParamsPromptUnion{OfArrayOfStrings: []string{"Once upon a time", "The cat"}},
+		MaxTokens:   openai.Int(24),
+		N:           openai.Int(3),
+		Seed:        openai.Int(1234),
+		Temperature: openai.Float(1),
+	}
+	resp, err := c.Completions.New(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkShape(t, "completion", resp)
+	if len(resp.Choices) != 6 {
+		t.Fatalf("%d choices, want 6", len(resp.Choices))
+	}
+	texts := map[int64]string{}
+	for i, ch := range resp.Choices {
+		if ch.Index != int64(i) {
+			t.Errorf("choice %d has index %d", i, ch.Index)
+		}
+		texts[ch.Index] = ch.Text
+	}
+	if texts[0] == texts[1] && texts[1] == texts[2] {
+		t.Errorf("n=3 with a seed gave three equal choices %q", texts[0])
+	}
+	// As in vLLM and OpenAI, each prompt counts once whatever n is.
+	promptLen := func(s string) int64 {
+		return int64(len(ts.lm.Tokenizer.Encode(s, tokenizer.EncodeOptions{AddSpecial: true})))
+	}
+	if want := promptLen("Once upon a time") + promptLen("The cat"); resp.Usage.PromptTokens != want {
+		t.Errorf("prompt_tokens %d, want %d", resp.Usage.PromptTokens, want)
+	}
+	again, err := c.Completions.New(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, ch := range again.Choices {
+		if ch.Text != texts[int64(i)] {
+			t.Errorf("choice %d not reproducible with the same seed: %q vs %q", i, ch.Text, texts[int64(i)])
+		}
+	}
+	streamed, _, finish, _ := streamCompletion(t, c, p)
+	for i := range int64(6) {
+		if streamed[i] != texts[i] || finish[i] == "" {
+			t.Errorf("streamed choice %d: %q (finish %q), want %q", i, streamed[i], finish[i], texts[i])
+		}
+	}
+	p.Seed = openai.Int(99)
+	other, err := c.Completions.New(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if other.Choices[0].Text == texts[0] && other.Choices[1].Text == texts[1] {
+		t.Errorf("another seed gave the same choices")
+	}
+}
+
+// Legacy completions logprobs: one entry per generated token, the
+// sampled token among its top alternatives, offsets into the text.
+func TestSDKCompletionLogprobs(t *testing.T) {
+	ts := stories(t)
+	c := ts.client()
+	p := completionParams(storiesPrompt, 16)
+	p.Temperature = openai.Float(0)
+	p.Logprobs = openai.Int(3)
+	check := func(what, text string, lp openai.CompletionChoiceLogprobs) {
+		t.Helper()
+		n := len(lp.Tokens)
+		if n == 0 || len(lp.TokenLogprobs) != n || len(lp.TopLogprobs) != n || len(lp.TextOffset) != n {
+			t.Fatalf("%s: lengths %d %d %d %d", what, n, len(lp.TokenLogprobs), len(lp.TopLogprobs), len(lp.TextOffset))
+		}
+		if joined := strings.Join(lp.Tokens, ""); joined != text {
+			t.Errorf("%s: tokens join to %q, text is %q", what, joined, text)
+		}
+		for i := range n {
+			if lp.TextOffset[i] != int64(len(strings.Join(lp.Tokens[:i], ""))) {
+				t.Errorf("%s: text_offset[%d] = %d", what, i, lp.TextOffset[i])
+			}
+			if len(lp.TopLogprobs[i]) != 3 {
+				t.Errorf("%s: %d top logprobs at %d, want 3", what, len(lp.TopLogprobs[i]), i)
+			}
+			best := math.Inf(-1)
+			for _, v := range lp.TopLogprobs[i] {
+				best = max(best, v)
+			}
+			// Greedy: the sampled token is the most likely one.
+			if lp.TokenLogprobs[i] > 0 || math.Abs(lp.TokenLogprobs[i]-best) > 1e-5 {
+				t.Errorf("%s: token %d logprob %v, best of the top %v", what, i, lp.TokenLogprobs[i], best)
+			}
+		}
+	}
+	resp, err := c.Completions.New(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkShape(t, "completion", resp)
+	check("completion", resp.Choices[0].Text, resp.Choices[0].Logprobs)
+
+	st := c.Completions.NewStreaming(context.Background(), p)
+	var all openai.CompletionChoiceLogprobs
+	text := ""
+	for st.Next() {
+		for _, ch := range st.Current().Choices {
+			text += ch.Text
+			lp := ch.Logprobs
+			all.Tokens = append(all.Tokens, lp.Tokens...)
+			all.TokenLogprobs = append(all.TokenLogprobs, lp.TokenLogprobs...)
+			all.TopLogprobs = append(all.TopLogprobs, lp.TopLogprobs...)
+			all.TextOffset = append(all.TextOffset, lp.TextOffset...)
+		}
+	}
+	if err := st.Err(); err != nil {
+		t.Fatal(err)
+	}
+	check("stream", text, all)
+	if !slices.Equal(all.TokenLogprobs, resp.Choices[0].Logprobs.TokenLogprobs) {
+		t.Errorf("streamed logprobs differ from the response's")
+	}
+
+	// logprobs 0: the sampled token only, no alternatives.
+	p.Logprobs = openai.Int(0)
+	resp, err = c.Completions.New(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lp := resp.Choices[0].Logprobs; len(lp.TokenLogprobs) != 16 || len(lp.TopLogprobs[0]) != 0 {
+		t.Errorf("logprobs 0: %s", lp.RawJSON())
+	}
+}
+
+// A stop string ends the choice with finish_reason stop, is not part of
+// the text, and streaming gives the same text.
+func TestSDKCompletionStop(t *testing.T) {
+	ts := stories(t)
+	c := ts.client()
+	p := completionParams(storiesPrompt, 64)
+	p.Temperature = openai.Float(0)
+	full, err := c.Completions.New(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Stop on a word from the middle of the greedy text.
+	words := strings.Fields(full.Choices[0].Text)
+	stop := words[len(words)/2]
+	want := full.Choices[0].Text[:strings.Index(full.Choices[0].Text, stop)]
+	p.Stop = openai.CompletionNewParamsStopUnion{OfStringArray: []string{stop, "zzzz"}}
+	resp, err := c.Completions.New(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch := resp.Choices[0]
+	if ch.Text != want || ch.FinishReason != "stop" {
+		t.Errorf("stop %q: text %q finish %q, want %q", stop, ch.Text, ch.FinishReason, want)
+	}
+	if raw := ch.JSON.ExtraFields["stop_reason"].Raw(); raw != `"`+stop+`"` {
+		t.Errorf("stop_reason %s, want %q", raw, stop)
+	}
+	texts, _, finish, _ := streamCompletion(t, c, p)
+	if texts[0] != want || finish[0] != "stop" {
+		t.Errorf("stream: text %q finish %q", texts[0], finish[0])
+	}
+}
+
+// A seeded sampled request returns the same tokens and logprobs alone
+// and among 8 concurrent requests (batch invariance through the server).
+func TestSDKSeededBatchInvariance(t *testing.T) {
+	for _, m := range [][]string{
+		{"llm", "stories260K-gguf", "stories260K.gguf"},
+		{"llm", "tiny", "models", "spark2_5-tiny-q4_k_m.gguf"},
+	} {
+		t.Run(m[len(m)-1], func(t *testing.T) {
+			ts := start(t, Config{}, m...)
+			c := ts.client()
+			req := func(i int) openai.CompletionNewParams {
+				p := completionParams([]string{storiesPrompt, "The dog ran", "Lily and Ben", "One day"}[i%4], 40)
+				p.Temperature = openai.Float(0.9)
+				p.Seed = openai.Int(int64(1000 + i))
+				p.Logprobs = openai.Int(2)
+				return p
+			}
+			type result struct {
+				ids []int
+				lp  []float64
+			}
+			run := func(i int) result {
+				resp, err := c.Completions.New(context.Background(), req(i), option.WithJSONSet("return_token_ids", true), option.WithJSONSet("ignore_eos", true))
+				if err != nil {
+					t.Error(err)
+					return result{}
+				}
+				ch := resp.Choices[0]
+				return result{tokenIDs(t, ch.JSON.ExtraFields["token_ids"].Raw()), ch.Logprobs.TokenLogprobs}
+			}
+			alone := run(0)
+			if len(alone.ids) != 40 {
+				t.Fatalf("alone: %d tokens", len(alone.ids))
+			}
+			for round := range 2 {
+				results := make([]result, 8)
+				var wg sync.WaitGroup
+				for i := range 8 {
+					wg.Go(func() { results[i] = run(i * 4) }) // i*4: same prompt as request 0, other seeds
+				}
+				wg.Wait()
+				if !slices.Equal(results[0].ids, alone.ids) || !slices.Equal(results[0].lp, alone.lp) {
+					t.Errorf("round %d: seeded request differs among 8 concurrent ones\nalone %v\nbatch %v", round, alone.ids, results[0].ids)
+				}
+				if slices.Equal(results[1].ids, alone.ids) {
+					t.Errorf("round %d: another seed gave the same tokens", round)
+				}
+			}
+		})
+	}
+}
+
+// A prompt that extends an earlier prompt and its output reuses their
+// cached blocks: usage.prompt_tokens_details.cached_tokens says how many.
+func TestSDKCompletionPrefixCached(t *testing.T) {
+	ts := stories(t)
+	c := ts.client()
+	ids := ts.lm.Tokenizer.Encode("Once upon a time, there was a little girl named Lily. She loved to play outside in the park with her friends.", tokenizer.EncodeOptions{AddSpecial: true})
+	toInt64 := func(ids []int) []int64 {
+		out := make([]int64, len(ids))
+		for i, id := range ids {
+			out[i] = int64(id)
+		}
+		return out
+	}
+	p := completionParams("", 20)
+	p.Prompt = openai.CompletionNewParamsPromptUnion{OfArrayOfTokens: toInt64(ids)}
+	p.Temperature = openai.Float(0)
+	first, err := c.Completions.New(context.Background(), p, option.WithJSONSet("return_token_ids", true), option.WithJSONSet("ignore_eos", true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.Usage.PromptTokensDetails.CachedTokens != 0 {
+		t.Errorf("first request: %d cached tokens", first.Usage.PromptTokensDetails.CachedTokens)
+	}
+	out := tokenIDs(t, first.Choices[0].JSON.ExtraFields["token_ids"].Raw())
+	next := append(append(slices.Clone(ids), out...), ids[1:6]...)
+	p.Prompt = openai.CompletionNewParamsPromptUnion{OfArrayOfTokens: toInt64(next)}
+	p.StreamOptions = openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)}
+	_, _, _, usage := streamCompletion(t, c, p)
+	// Every full block of the first prompt and output is cached (the last
+	// output token was never fed, so its block may be incomplete).
+	want := (len(ids) + len(out) - 1) / engine.BlockSize * engine.BlockSize
+	if usage == nil || usage.PromptTokensDetails.CachedTokens != int64(want) || usage.PromptTokens != int64(len(next)) {
+		t.Errorf("second request usage %+v, want %d cached of %d", usage, want, len(next))
+	}
+}
