@@ -92,6 +92,10 @@ func specialTokens(cfg map[string]json.RawMessage) map[string]string {
 	return out
 }
 
+// ErrNoTemplate reports a model folder without a chat template: such a
+// model still serves completions.
+var ErrNoTemplate = errors.New("chat: no chat template")
+
 // FromHFDir loads the chat template of a Hugging Face model folder:
 // chat_template.jinja (newer transformers save it there, and it wins over
 // the config, with additional_chat_templates/tool_use.jinja as the tool
@@ -134,7 +138,7 @@ func FromHFDir(dir string) (*Template, error) {
 			return nil, err
 		}
 	} else {
-		return nil, fmt.Errorf("chat: no chat template in %s", dir)
+		return nil, fmt.Errorf("%w in %s", ErrNoTemplate, dir)
 	}
 	t.SpecialTokens = specialTokens(cfg)
 	return t, nil

@@ -327,8 +327,22 @@ func (e *Engine) finish(s *seq, why FinishReason, err error) {
 	if !s.started {
 		ev.CachedTokens = s.cached
 	}
-	s.out <- ev
+	send(s, ev)
 	close(s.out)
+}
+
+// send delivers an event unless the caller has cancelled: a caller must
+// read its events or cancel, and a cancelled one never blocks the loop.
+func send(s *seq, ev Event) {
+	select {
+	case s.out <- ev: // room in the buffer: delivered even after a cancel
+		return
+	default:
+	}
+	select {
+	case s.out <- ev:
+	case <-s.ctx.Done():
+	}
 }
 
 func (e *Engine) abortAll() {
@@ -417,7 +431,7 @@ func (e *Engine) step() {
 			e.release(s) // freed before the caller hears of the end
 			done = append(done, s)
 		}
-		s.out <- ev
+		send(s, ev)
 		if ev.Finish != "" {
 			close(s.out)
 		}

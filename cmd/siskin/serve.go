@@ -307,7 +307,7 @@ func loadTemplate(lm *load.Loaded, file string) (*chat.Template, error) {
 		return t, nil
 	}
 	t, err := chat.FromHFDir(lm.Source.Path)
-	if errors.Is(err, os.ErrNotExist) {
+	if errors.Is(err, chat.ErrNoTemplate) {
 		return nil, nil
 	}
 	return t, err
