@@ -40,6 +40,9 @@ type Config struct {
 	// model's generation_config).
 	Defaults sample.Params
 	Logger   *slog.Logger
+	// Debug are extra handlers mounted by path (e.g. /debug/memory),
+	// behind the API key like every endpoint but /health.
+	Debug map[string]http.Handler
 }
 
 // Server serves one model.
@@ -87,6 +90,9 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle("POST /v1/chat/completions", s.auth(http.HandlerFunc(s.chatCompletions)))
 	mux.Handle("POST /tokenize", s.auth(http.HandlerFunc(s.tokenize)))
 	mux.Handle("POST /detokenize", s.auth(http.HandlerFunc(s.detokenize)))
+	for path, h := range s.cfg.Debug {
+		mux.Handle("GET "+path, s.auth(h))
+	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &apiError{Status: 404, Message: fmt.Sprintf("no route %s %s", r.Method, r.URL.Path), Type: "not_found_error"})
 	})

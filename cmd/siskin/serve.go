@@ -25,6 +25,7 @@ import (
 	"github.com/siskin-ml/siskin/device"
 	"github.com/siskin-ml/siskin/engine"
 	"github.com/siskin-ml/siskin/kernels"
+	"github.com/siskin-ml/siskin/ledger"
 	"github.com/siskin-ml/siskin/model/load"
 	"github.com/siskin-ml/siskin/sample"
 	"github.com/siskin-ml/siskin/server"
@@ -267,6 +268,9 @@ func buildServer(f serveFlags, log *slog.Logger) (*server.Server, func(), string
 		return fail(fmt.Errorf("sampling defaults: %w", err))
 	}
 	eng := engine.New(lm.Model, engine.Config{MaxNumSeqs: seqs, MaxNumBatchedTokens: int(set.Int(device.KeyMaxNumBatchedTokens)), KVCacheBytes: kvBytes})
+	led := ledger.New()
+	lm.RegisterMemory(led)
+	eng.RegisterMemory(led)
 	var origins []string
 	if f.cors != "" {
 		origins = strings.Split(f.cors, ",")
@@ -274,6 +278,7 @@ func buildServer(f serveFlags, log *slog.Logger) (*server.Server, func(), string
 	srv := server.New(server.Config{
 		ModelName: name, APIKey: f.apiKey, MaxRequestBytes: f.maxRequestBytes, CORSOrigins: origins,
 		MaxModelLen: maxLen, ToolParser: toolParser, ReasoningParser: reasoningParser, Defaults: defaults, Logger: log,
+		Debug: map[string]http.Handler{"/debug/memory": led.Handler()},
 	}, eng, lm.Tokenizer, tmpl)
 	summary := fmt.Sprintf("siskin: model %s (%s, %s, %d MiB of weights), weight path %s, context %d, KV budget %d MiB, %d threads",
 		name, cfg.Arch, lm.Source.Format, lm.Model.WeightBytes()>>20, weightPath, maxLen, kvBytes>>20, kernels.Threads())
