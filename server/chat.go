@@ -136,6 +136,18 @@ func parseMessages(raw json.RawMessage) ([]chat.Message, *apiError) {
 		default:
 			return nil, badRequest(at+".role", "%s.role %q is not one of system, user, assistant, tool, developer", at, msgs[i].Role)
 		}
+		// Text parts are joined into one string, as vLLM's "string"
+		// content format does: most templates only take string content.
+		if parts, ok := msgs[i].Content.([]chat.ContentPart); ok {
+			texts := make([]string, 0, len(parts))
+			for j, p := range parts {
+				if p.Type != "text" {
+					return nil, badRequest(fmt.Sprintf("%s.content[%d].type", at, j), "%s.content[%d]: content part type %q is not supported (text only)", at, j, p.Type)
+				}
+				texts = append(texts, p.Text)
+			}
+			msgs[i].Content = strings.Join(texts, "\n")
+		}
 	}
 	return msgs, nil
 }

@@ -498,3 +498,24 @@ func TestChatGoldenConversation(t *testing.T) {
 		t.Errorf("greedy output\n got %v\nwant %v", got, wantGen)
 	}
 }
+
+// Text content parts are joined with newlines into one string before the
+// template sees them (vLLM's "string" content format).
+func TestContentPartsJoined(t *testing.T) {
+	ts := spark(t)
+	usageOf := func(content any) int {
+		code, body := ts.post(t, "/v1/chat/completions", map[string]any{
+			"messages": []any{map[string]any{"role": "user", "content": content}}, "max_tokens": 1, "temperature": 0,
+		})
+		if code != 200 {
+			t.Fatalf("status %d: %s", code, body)
+		}
+		var r chatResponse
+		json.Unmarshal(body, &r)
+		return r.Usage.PromptTokens
+	}
+	parts := []any{map[string]any{"type": "text", "text": "Hello"}, map[string]any{"type": "text", "text": "world"}}
+	if a, b := usageOf(parts), usageOf("Hello\nworld"); a != b {
+		t.Errorf("content parts give %d prompt tokens, the joined string %d", a, b)
+	}
+}

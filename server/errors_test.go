@@ -67,7 +67,7 @@ func TestInvalidChatFields(t *testing.T) {
 		{with("messages", []any{map[string]any{"role": "wizard", "content": "x"}}), "messages[0].role"},
 		{with("messages", []any{map[string]any{"role": "user", "content": "x"}, map[string]any{"role": 5, "content": "x"}}), "messages[1].role"},
 		{with("messages", []any{map[string]any{"role": "user", "content": 5}}), "messages[0].content"},
-		{with("messages", []any{map[string]any{"role": "user", "content": []any{map[string]any{"type": "image_url", "image_url": map[string]any{"url": "http://x"}}}}}), "messages"},
+		{with("messages", []any{map[string]any{"role": "user", "content": []any{map[string]any{"type": "image_url", "image_url": map[string]any{"url": "http://x"}}}}}), "messages[0].content[0].type"},
 		{with("tools", "f"), "tools"},
 		{with("tools", []any{map[string]any{"type": "function"}}), "tools[0]"},
 		{with("tools", []any{map[string]any{"type": "retrieval", "function": map[string]any{"name": "f"}}}), "tools[0].type"},
