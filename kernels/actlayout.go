@@ -17,7 +17,8 @@ import (
 //
 //	[nb][32]int8 quants | [nb][16]int16 -8*(q[2j]+q[2j+1]) (Q4_0's offset
 //	of 8, added to the pair sums of VPMADDUBSW) | [nb]float32 d (the fp16
-//	d of Q8_0, widened)
+//	d of Q8_0, widened) | [nb]int32 -8*sum(q) (the offset for the packed
+//	Q4_0 kernels)
 //
 // q8ka, for K-quant weights (nb super-blocks of 256):
 //
@@ -26,23 +27,26 @@ import (
 
 func roundUp64(n int) int { return (n + 63) &^ 63 }
 
-func q8aBytes(cols int) int  { return roundUp64(cols / 32 * 68) }
+func q8aBytes(cols int) int  { return roundUp64(cols / 32 * 72) }
 func q8kaBytes(cols int) int { return roundUp64(cols / tensor.QK_K * 308) }
 
 // quantQ8a quantizes x (a whole number of 32-blocks) like
 // QuantizeActivations(Q8_0) into the q8a layout.
 func quantQ8a(dst []byte, x []float32) {
 	nb := len(x) / 32
-	dst = dst[:68*nb]
+	dst = dst[:72*nb]
 	var blk [q8_0Bytes]byte
 	for b := 0; b < nb; b++ {
 		quantQ8_0(&blk, (*[32]float32)(x[32*b:]))
 		copy(dst[32*b:32*b+32], blk[2:])
+		var sum int32
 		for j := 0; j < 16; j++ {
 			c := -8 * (int16(int8(blk[2+2*j])) + int16(int8(blk[3+2*j])))
 			binary.LittleEndian.PutUint16(dst[32*nb+32*b+2*j:], uint16(c))
+			sum += int32(c)
 		}
 		binary.LittleEndian.PutUint32(dst[64*nb+4*b:], math.Float32bits(fp16At(blk[:])))
+		binary.LittleEndian.PutUint32(dst[68*nb+4*b:], uint32(sum))
 	}
 }
 

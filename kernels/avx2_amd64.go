@@ -23,15 +23,19 @@ func avx2Kernels() map[tensor.Type]*matKernel {
 		tensor.BF16: {float: true,
 			vec: floatVec(2, bf16At, bf16VecAVX2), vec4: floatVec4(2, bf16At, bf16Vec4AVX2)},
 		tensor.Q8_0: {actBytes: q8aBytes, quant: quantQ8aFast,
-			vec: blockVec(34, 68, q8_0VecAVX2), vec4: blockVec4(34, 68, q8_0Vec4AVX2)},
+			vec: blockVec(34, 72, q8_0VecAVX2), vec4: blockVec4(34, 72, q8_0Vec4AVX2),
+			packed: packedAVX2(8*34, 72, q8_0PackVecAVX2, q8_0PackVec4AVX2)},
 		tensor.Q4_0: {actBytes: q8aBytes, quant: quantQ8aFast,
-			vec: blockVec(18, 68, q4_0VecAVX2), vec4: blockVec4(18, 68, q4_0Vec4AVX2)},
+			vec: blockVec(18, 72, q4_0VecAVX2), vec4: blockVec4(18, 72, q4_0Vec4AVX2),
+			packed: packedAVX2(8*18, 72, q4_0PackVecAVX2, q4_0PackVec4AVX2)},
 		tensor.Q4_K: {actBytes: q8kaBytes, quant: quantQ8kaFast,
-			vec: blockVec(144, 308, q4kVecAVX2), vec4: blockVec4(144, 308, q4kVec4AVX2)},
+			vec: blockVec(144, 308, q4kVecAVX2), vec4: blockVec4(144, 308, q4kVec4AVX2),
+			packed: packedAVX2(8*144, 308, q4kPackVecAVX2, q4kPackVec4AVX2)},
 		tensor.Q5_K: {actBytes: q8kaBytes, quant: quantQ8kaFast,
 			vec: blockVec(176, 308, q5kVecAVX2), vec4: blockVec4(176, 308, q5kVec4AVX2)},
 		tensor.Q6_K: {actBytes: q8kaBytes, quant: quantQ8kaFast,
-			vec: blockVec(210, 308, q6kVecAVX2), vec4: blockVec4(210, 308, q6kVec4AVX2)},
+			vec: blockVec(210, 308, q6kVecAVX2), vec4: blockVec4(210, 308, q6kVec4AVX2),
+			packed: with8(packedAVX2(8*210, 308, q6kPackVecAVX2, q6kPackVec4AVX2), 8*210, 308, q6kPackVec8AVX2)},
 	}
 }
 
@@ -198,7 +202,7 @@ func bf16Vec4AVX2(out []float32, ostride int, w []byte, stride, rows, chunks int
 
 // quantQ8aFast and quantQ8kaFast are quantQ8a and quantQ8ka in assembly.
 func quantQ8aFast(dst []byte, x []float32) {
-	if len(x)%32 != 0 || len(dst) < len(x)/32*68 {
+	if len(x)%32 != 0 || len(dst) < len(x)/32*72 {
 		panic("kernels: bad quantQ8a arguments")
 	}
 	quantQ8aAVX2(dst, x)

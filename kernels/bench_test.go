@@ -3,6 +3,7 @@ package kernels_test
 import (
 	"fmt"
 	"runtime"
+	"slices"
 	"sort"
 	"sync"
 	"testing"
@@ -127,7 +128,9 @@ func BenchmarkMatMulCompute(b *testing.B) {
 // token), with the default thread count, alternated with a read-only
 // bandwidth probe over the same bytes. It reports both rates and their
 // ratio, the share of the read ceiling the kernels reach (the target is
-// 0.88 for Q4_K). Run with -benchtime of a few iterations.
+// 0.88 for Q4_K). Run with -benchtime of a few iterations. Types with
+// packed kernels run both unprepared and prepared ("/packed"); the probe
+// reads the original bytes either way (same size).
 func BenchmarkDecodeStream(b *testing.B) {
 	const total = 512 << 20
 	rng := newRNG(17)
@@ -152,45 +155,61 @@ func BenchmarkDecodeStream(b *testing.B) {
 			if tierName == "generic" {
 				continue // minutes per pass
 			}
-			for _, th := range []int{0, 1} {
-				name := fmt.Sprintf("%s/%s/threads=%d", typ, tierName, kernels.Threads())
-				if th == 1 {
-					name = fmt.Sprintf("%s/%s/threads=1", typ, tierName)
-				}
-				b.Run(name, func(b *testing.B) {
-					defer kernels.UseTier(tierName)()
-					// One thread is timed by its CPU clock (a busy
-					// shared machine disturbs that less); more by
-					// the wall clock.
-					clock := func() time.Duration { return time.Duration(time.Now().UnixNano()) }
+			variants := []string{""}
+			if slices.Contains(kernels.PackedTypes(tierName), typ) {
+				variants = append(variants, "/packed")
+			}
+			for _, variant := range variants {
+				for _, th := range []int{0, 1} {
+					name := fmt.Sprintf("%s/%s%s/threads=%d", typ, tierName, variant, kernels.Threads())
 					if th == 1 {
-						kernels.SetThreads(1)
-						defer kernels.SetThreads(0)
-						runtime.LockOSThread()
-						defer runtime.UnlockOSThread()
-						clock = threadCPU
+						name = fmt.Sprintf("%s/%s%s/threads=1", typ, tierName, variant)
 					}
-					var kt, pt []float64
-					for b.Loop() {
-						t0 := clock()
-						for _, m := range mats {
-							kernels.MatVec(outs[m.Rows], m, xs[m.Cols])
+					b.Run(name, func(b *testing.B) {
+						defer kernels.UseTier(tierName)()
+						if variant != "" {
+							for _, m := range mats {
+								kernels.Prepare(m)
+							}
+							defer func() {
+								for _, m := range mats {
+									kernels.Release(m)
+								}
+							}()
 						}
-						t1 := clock()
+						// One thread is timed by its CPU clock (a busy
+						// shared machine disturbs that less); more by
+						// the wall clock.
+						clock := func() time.Duration { return time.Duration(time.Now().UnixNano()) }
 						if th == 1 {
-							probeSink += sum64All(mats)
-						} else {
-							readProbe(mats, kernels.Threads())
+							kernels.SetThreads(1)
+							defer kernels.SetThreads(0)
+							runtime.LockOSThread()
+							defer runtime.UnlockOSThread()
+							clock = threadCPU
 						}
-						t2 := clock()
-						kt = append(kt, float64(bytes)/(t1-t0).Seconds()/1e9)
-						pt = append(pt, float64(bytes)/(t2-t1).Seconds()/1e9)
-					}
-					k, p := median(kt), median(pt)
-					b.ReportMetric(k, "kernel-GB/s")
-					b.ReportMetric(p, "probe-GB/s")
-					b.ReportMetric(k/p, "ratio")
-				})
+						var kt, pt []float64
+						for b.Loop() {
+							t0 := clock()
+							for _, m := range mats {
+								kernels.MatVec(outs[m.Rows], m, xs[m.Cols])
+							}
+							t1 := clock()
+							if th == 1 {
+								probeSink += sum64All(mats)
+							} else {
+								readProbe(mats, kernels.Threads())
+							}
+							t2 := clock()
+							kt = append(kt, float64(bytes)/(t1-t0).Seconds()/1e9)
+							pt = append(pt, float64(bytes)/(t2-t1).Seconds()/1e9)
+						}
+						k, p := median(kt), median(pt)
+						b.ReportMetric(k, "kernel-GB/s")
+						b.ReportMetric(p, "probe-GB/s")
+						b.ReportMetric(k/p, "ratio")
+					})
+				}
 			}
 		}
 	}
@@ -246,4 +265,137 @@ func sum64(b []byte) uint64 {
 		s7 += c[7]
 	}
 	return s0 + s1 + s2 + s3 + s4 + s5 + s6 + s7
+}
+
+// prefillShapes are the matrices of a Spark-X2.5-1.7B layer (rows x
+// cols): the fused Q/K/V projection, gate and up, down.
+var prefillShapes = []struct {
+	name       string
+	rows, cols int
+}{{"qkv", 3072, 2048}, {"gateup", 6656, 2048}, {"down", 2048, 6656}}
+
+var prefillTypes = []tensor.Type{tensor.Q4_K, tensor.Q6_K, tensor.Q4_0, tensor.Q8_0, tensor.F16}
+
+// BenchmarkPrefill: MatMul at the Spark-1.7B shapes with a batch of n
+// activation rows, one thread, in multiply-adds per second of thread CPU
+// time. Each SIMD tier's sub-benchmark alternates, call by call, the
+// kernels before packing ("rowmajor": the matrix not prepared, the 4-row
+// kernels) and the packed ones ("packed", after Prepare), so both see the
+// same machine load; it reports the median rate of each and the median
+// of the per-pair ratios (packed/rowmajor). The generic tier runs alone
+// and only with n=64 (a second or more per product).
+func BenchmarkPrefill(b *testing.B) {
+	defer kernels.SetThreads(0)
+	rng := newRNG(50)
+	for _, sh := range prefillShapes {
+		for _, typ := range prefillTypes {
+			w := randomMatrix(rng, typ, sh.rows, sh.cols)
+			for _, n := range []int{64, 512} {
+				x := randomVec(rng, n*sh.cols)
+				out := make([]float32, n*sh.rows)
+				macs := float64(sh.rows * sh.cols * n)
+				for _, tierName := range kernels.Tiers() {
+					if tierName == "generic" && n > 64 {
+						continue
+					}
+					b.Run(fmt.Sprintf("%s/%s/n=%d/%s", sh.name, typ, n, tierName), func(b *testing.B) {
+						defer kernels.UseTier(tierName)()
+						kernels.SetThreads(1)
+						runtime.LockOSThread()
+						defer runtime.UnlockOSThread()
+						packed := kernels.Prepare(&tensor.Matrix{Name: w.Name, Type: w.Type, Rows: w.Rows, Cols: w.Cols, Data: w.Data})
+						defer kernels.Release(packed)
+						rate := func(m *tensor.Matrix) float64 {
+							c0 := threadCPU()
+							kernels.MatMul(out, m, x, n)
+							return macs / (threadCPU() - c0).Seconds() / 1e9
+						}
+						var row, pk, ratio []float64
+						for b.Loop() {
+							r := rate(w)
+							row = append(row, r)
+							if kernels.IsPrepared(packed) {
+								p := rate(packed)
+								pk = append(pk, p)
+								ratio = append(ratio, p/r)
+							}
+						}
+						if len(pk) == 0 {
+							b.ReportMetric(median(row), "cpu-GMAC/s")
+							return
+						}
+						b.ReportMetric(median(row), "rowmajor-GMAC/s")
+						b.ReportMetric(median(pk), "packed-GMAC/s")
+						b.ReportMetric(median(ratio), "packed/rowmajor")
+					})
+				}
+			}
+		}
+	}
+}
+
+// reportRates reports the median and the maximum of per-call rates (a
+// shared machine slows some calls down; the best shows the kernels' own
+// speed).
+func reportRates(b *testing.B, rates []float64) {
+	b.ReportMetric(median(rates), "cpu-GMAC/s")
+	b.ReportMetric(slices.Max(rates), "best-GMAC/s")
+}
+
+// BenchmarkPrepare: packing a 6656x2048 matrix (the copy Prepare makes
+// at load), in weight bytes per second of wall time with the default
+// thread count.
+func BenchmarkPrepare(b *testing.B) {
+	rng := newRNG(51)
+	for _, typ := range []tensor.Type{tensor.Q4_K, tensor.Q6_K, tensor.Q4_0, tensor.Q8_0} {
+		w := randomMatrix(rng, typ, 6656, 2048)
+		b.Run(typ.String(), func(b *testing.B) {
+			b.SetBytes(int64(len(w.Data)))
+			for b.Loop() {
+				kernels.Prepare(w)
+				kernels.Release(w)
+			}
+		})
+	}
+}
+
+// BenchmarkActivations: the row operations of a Spark-1.7B layer on one
+// token (GELU and the product with up over the 6656 FFN activations,
+// SiLU likewise, RMSNorm over 2048, softmax over 512 attention scores),
+// in elements per second of thread CPU time, per tier.
+func BenchmarkActivations(b *testing.B) {
+	rng := newRNG(52)
+	const ffn, hidden, ctx = 6656, 2048, 512
+	src := randomVec(rng, ffn)
+	up := randomVec(rng, ffn)
+	w := randomVec(rng, hidden)
+	ops := []struct {
+		name string
+		n    int
+		f    func(x []float32)
+	}{
+		{"GELUErf", ffn, kernels.GELUErf},
+		{"GELUErfMul", ffn, func(x []float32) { kernels.GELUErfMul(x, up) }},
+		{"SiLUMul", ffn, func(x []float32) { kernels.SiLUMul(x, up) }},
+		{"RMSNorm", hidden, func(x []float32) { kernels.RMSNorm(x, x, w, 1e-6) }},
+		{"Softmax", ctx, kernels.Softmax},
+	}
+	for _, op := range ops {
+		for _, tierName := range kernels.Tiers() {
+			b.Run(fmt.Sprintf("%s/%s", op.name, tierName), func(b *testing.B) {
+				defer kernels.UseTier(tierName)()
+				runtime.LockOSThread()
+				defer runtime.UnlockOSThread()
+				x := make([]float32, op.n)
+				var rates []float64
+				for b.Loop() {
+					copy(x, src)
+					c0 := threadCPU()
+					op.f(x)
+					rates = append(rates, float64(op.n)/(threadCPU()-c0).Seconds()/1e9)
+				}
+				b.ReportMetric(median(rates), "cpu-Gelem/s")
+			})
+		}
+	}
 }

@@ -1,8 +1,8 @@
-//go:build !amd64 || !gc || purego
+//go:build !(amd64 || arm64) || !gc || purego
 
 package kernels
 
-// archInit: only the generic tier outside amd64 assembly builds.
+// archInit: only the generic tier outside amd64 and arm64 assembly builds.
 func archInit() {}
 
 func spinPause() {}

@@ -74,9 +74,53 @@ func (k *TestKernel) Vec4(out []float32, ostride int, w []byte, stride, rows int
 func LayoutQuant(typ tensor.Type) (func(dst []byte, x []float32), func(cols int) int) {
 	switch typ {
 	case tensor.Q4_0, tensor.Q8_0:
-		return quantQ8a, func(cols int) int { return cols / 32 * 68 }
+		return quantQ8a, func(cols int) int { return cols / 32 * 72 }
 	case tensor.Q4_K, tensor.Q5_K, tensor.Q6_K:
 		return quantQ8ka, func(cols int) int { return cols / tensor.QK_K * 308 }
 	}
 	return nil, nil
+}
+
+// UsePackAlloc makes Prepare allocate packed copies with alloc (tests put
+// them before a guard page) and returns a function restoring the default.
+func UsePackAlloc(alloc func(n int) []byte) (restore func()) {
+	prev := packAlloc
+	packAlloc = alloc
+	return func() { packAlloc = prev }
+}
+
+// PackedTypes lists the weight types tier name has packed kernels for.
+func PackedTypes(name string) []tensor.Type {
+	t, ok := parseTier(name)
+	if !ok {
+		panic("unknown tier " + name)
+	}
+	var ts []tensor.Type
+	for _, typ := range []tensor.Type{tensor.F32, tensor.F16, tensor.BF16, tensor.Q4_0, tensor.Q4_1, tensor.Q8_0, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K} {
+		if k := kernelSets[t][typ]; k != nil && k.packed != nil {
+			ts = append(ts, typ)
+		}
+	}
+	return ts
+}
+
+// SetPackTiles sets the packed products' tile sizes in bytes (0 leaves one
+// unchanged) and returns the previous values.
+func SetPackTiles(weights, acts int) (int, int) {
+	w, a := packTileBytes, packActTileBytes
+	if weights > 0 {
+		packTileBytes = weights
+	}
+	if acts > 0 {
+		packActTileBytes = acts
+	}
+	return w, a
+}
+
+// PackedVec8 reports whether tier name's packed kernel for typ has an
+// eight-row form.
+func PackedVec8(name string, typ tensor.Type) bool {
+	t, _ := parseTier(name)
+	k := kernelSets[t][typ]
+	return k != nil && k.packed != nil && k.packed.vec8 != nil
 }

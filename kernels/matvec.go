@@ -9,16 +9,7 @@ import (
 )
 
 func checkMatrix(w *tensor.Matrix, n int, x, out []float32) {
-	if !w.Type.Supported() {
-		panic(fmt.Sprintf("kernels: %s: unsupported weight type %s", w.Name, w.Type))
-	}
-	stride, err := tensor.RowBytes(w.Type, w.Cols)
-	if err != nil {
-		panic(fmt.Sprintf("kernels: %s: %v", w.Name, err))
-	}
-	if len(w.Data) != stride*w.Rows {
-		panic(fmt.Sprintf("kernels: %s: %d bytes of data for %dx%d %s", w.Name, len(w.Data), w.Rows, w.Cols, w.Type))
-	}
+	checkWeights(w)
 	if len(x) != n*w.Cols {
 		panic(fmt.Sprintf("kernels: %s: %d activations, want %d rows of %d", w.Name, len(x), n, w.Cols))
 	}
@@ -68,6 +59,8 @@ type matKernel struct {
 	// activation rows x[i*xstride:], writing out[i*ostride+r]; each
 	// result is bit-identical to vec's.
 	vec4 func(out []float32, ostride int, w []byte, stride, rows int, x []byte, xstride int)
+	// packed, if not nil, multiplies prepared (packed) weights.
+	packed *packedKernel
 }
 
 // Blocking of MatMul for n > 1: weight rows are taken rowTile at a time
@@ -77,6 +70,9 @@ type matKernel struct {
 const (
 	rowTile      = 16
 	actTileBytes = 256 << 10
+	// floatRowTile is rowTile for float weights, a multiple of the 3 rows
+	// their 4-row kernels take at a time.
+	floatRowTile = 24
 )
 
 type matTask struct {
@@ -86,6 +82,7 @@ type matTask struct {
 	stride, rows, n int
 	x               []byte
 	xs, actTile     int
+	rowTile         int
 }
 
 func (t *matTask) run(lo, hi int) {
@@ -96,8 +93,8 @@ func (t *matTask) run(lo, hi int) {
 	}
 	for a0 := 0; a0 < t.n; a0 += t.actTile {
 		a1 := min(a0+t.actTile, t.n)
-		for r0 := lo; r0 < hi; r0 += rowTile {
-			r1 := min(r0+rowTile, hi)
+		for r0 := lo; r0 < hi; r0 += t.rowTile {
+			r1 := min(r0+t.rowTile, hi)
 			wr := t.w[r0*stride : r1*stride]
 			i := a0
 			if k.vec4 != nil {
@@ -163,35 +160,57 @@ func bytesF32(b []byte) []float32 {
 // MatMul multiplies n activation rows x ([n][w.Cols], row-major) by w,
 // writing out[i*w.Rows+r] = row r of w times row i of x. Each output is
 // bit-identical to MatVec on that activation row, so a batched prompt
-// gives the same numbers as feeding it one token at a time.
+// gives the same numbers as feeding it one token at a time. Prepared
+// matrices (Prepare) use the packed kernels.
 func MatMul(out []float32, w *tensor.Matrix, x []float32, n int) {
 	checkMatrix(w, n, x, out)
 	if n == 0 || w.Rows == 0 {
 		return
 	}
 	k := kernelFor(w.Type)
-	t := matTasks.Get().(*matTask)
-	defer func() { *t = matTask{}; matTasks.Put(t) }()
-	*t = matTask{k: k, out: out, w: w.Data, stride: w.RowStride(), rows: w.Rows, n: n}
 	if k.float {
-		t.x, t.xs = f32Bytes(x), 4*w.Cols
-	} else {
-		t.xs = k.actBytes(w.Cols)
-		bp := bufPool.Get().(*[]byte)
-		defer bufPool.Put(bp)
-		t.x = alignedBuf(bp, n*t.xs)
-		q := quantTasks.Get().(*quantTask)
-		*q = quantTask{k: k, dst: t.x, x: x, xs: t.xs, cols: w.Cols}
-		parallelFor(q, n, 4*w.Cols, 1)
-		*q = quantTask{}
-		quantTasks.Put(q)
+		mul(out, w, k, f32Bytes(x), 4*w.Cols, n)
+		return
 	}
+	xs := k.actBytes(w.Cols)
+	bp := bufPool.Get().(*[]byte)
+	defer bufPool.Put(bp)
+	xq := alignedBuf(bp, n*xs)
+	quantizeRows(k, xq, xs, x, w.Cols, n)
+	mul(out, w, k, xq, xs, n)
+}
+
+// quantizeRows quantizes n rows of cols activations into dst (xs bytes
+// per row) with k's quantizer, in parallel.
+func quantizeRows(k *matKernel, dst []byte, xs int, x []float32, cols, n int) {
+	q := quantTasks.Get().(*quantTask)
+	*q = quantTask{k: k, dst: dst, x: x, xs: xs, cols: cols}
+	parallelFor(q, n, 4*cols, 1)
+	*q = quantTask{}
+	quantTasks.Put(q)
+}
+
+// mul multiplies w by n activation rows already in k's layout (xs bytes
+// each).
+func mul(out []float32, w *tensor.Matrix, k *matKernel, xq []byte, xs, n int) {
+	if p := lookupPrepared(w); p != nil {
+		mulPacked(out, p, xq, xs, n)
+		return
+	}
+	t := matTasks.Get().(*matTask)
+	*t = matTask{k: k, out: out, w: w.Data, stride: w.RowStride(), rows: w.Rows, n: n, x: xq, xs: xs}
 	t.actTile = max(4, actTileBytes/max(t.xs, 1)/4*4)
+	t.rowTile = rowTile
+	if k.float {
+		t.rowTile = floatRowTile
+	}
 	grain := 8
 	if n > 1 {
-		grain = rowTile
+		grain = t.rowTile
 	}
 	parallelFor(t, w.Rows, n*w.Cols, grain)
+	*t = matTask{}
+	matTasks.Put(t)
 }
 
 // genericKernels wraps the reference dot products: MatMul in the generic

@@ -24,46 +24,200 @@ func TestActivations(t *testing.T) {
 	}
 	x = append(x, 0, -0.5, 0.5, 30, -30, 100, -100)
 
-	silu := append([]float32(nil), x...)
-	kernels.SiLU(silu)
-	sig := append([]float32(nil), x...)
-	kernels.Sigmoid(sig)
-	gelu := append([]float32(nil), x...)
-	kernels.GELUErf(gelu)
-	for i, v := range x {
-		f := float64(v)
-		// Sigmoid written via tanh, an independent formula; for negative
-		// x as e^x/(1+e^x), where 1+tanh would cancel.
-		s := 0.5 * (1 + math.Tanh(f/2))
-		if f < 0 {
-			s = math.Exp(f) / (1 + math.Exp(f))
+	for _, tierName := range kernels.Tiers() {
+		restore := kernels.UseTier(tierName)
+		silu := append([]float32(nil), x...)
+		kernels.SiLU(silu)
+		sig := append([]float32(nil), x...)
+		kernels.Sigmoid(sig)
+		gelu := append([]float32(nil), x...)
+		kernels.GELUErf(gelu)
+		for i, v := range x {
+			f := float64(v)
+			// Sigmoid written via tanh, an independent formula; for negative
+			// x as e^x/(1+e^x), where 1+tanh would cancel.
+			s := 0.5 * (1 + math.Tanh(f/2))
+			if f < 0 {
+				s = math.Exp(f) / (1 + math.Exp(f))
+			}
+			if !relClose(sig[i], s, 4*oneRounding, 1e-30) {
+				t.Errorf("%s: Sigmoid(%v) = %v, want %v", tierName, v, sig[i], s)
+			}
+			if !relClose(silu[i], f*s, 4*oneRounding, 1e-30) {
+				t.Errorf("%s: SiLU(%v) = %v, want %v", tierName, v, silu[i], f*s)
+			}
+			// GELU from its definition with erf; for x below about -6 the
+			// 1+erf here cancels, hence the absolute floor.
+			g := 0.5 * f * (1 + math.Erf(f/math.Sqrt2))
+			if !geluClose(tierName, gelu[i], v, g) {
+				t.Errorf("%s: GELUErf(%v) = %v, want %v", tierName, v, gelu[i], g)
+			}
 		}
-		if !relClose(sig[i], s, 4*oneRounding, 1e-30) {
-			t.Errorf("Sigmoid(%v) = %v, want %v", v, sig[i], s)
+		// Known values of the exact GELU.
+		g := []float32{1, -1, 2, -10}
+		kernels.GELUErf(g)
+		for i, want := range []float64{0.8413447460685429, -0.15865525393145707, 1.9544997361036416, -7.619853024160527e-23} {
+			if !geluClose(tierName, g[i], []float32{1, -1, 2, -10}[i], want) {
+				t.Errorf("%s: GELU known value %d: %v, want %v", tierName, i, g[i], want)
+			}
 		}
-		if !relClose(silu[i], f*s, 4*oneRounding, 1e-30) {
-			t.Errorf("SiLU(%v) = %v, want %v", v, silu[i], f*s)
-		}
-		// GELU from its definition with erf; for x below about -6 the
-		// 1+erf here cancels, hence the absolute floor.
-		g := 0.5 * f * (1 + math.Erf(f/math.Sqrt2))
-		if !relClose(gelu[i], g, 4*oneRounding, 1e-30) && math.Abs(float64(gelu[i])-g) > 1e-14 {
-			t.Errorf("GELUErf(%v) = %v, want %v", v, gelu[i], g)
-		}
+		restore()
 	}
-	// Known values of the exact GELU.
-	g := []float32{1, -1, 2, -10}
-	kernels.GELUErf(g)
-	for i, want := range []float64{0.8413447460685429, -0.15865525393145707, 1.9544997361036416, -7.619853024160527e-23} {
-		if !relClose(g[i], want, oneRounding, 0) {
-			t.Errorf("GELU known value %d: %v, want %v", i, g[i], want)
+}
+
+// geluBound is the SIMD tiers' stated GELU error bound, relative to |x|
+// (plus the rounding of subnormal results).
+const geluBound = 1.5e-7
+
+// geluClose: the generic tier rounds the exact value once (relative
+// error, with an absolute floor where the test's own 1+erf cancels); the
+// SIMD tiers are within geluBound*|x|.
+func geluClose(tierName string, got, x float32, want float64) bool {
+	if tierName == "generic" {
+		return relClose(got, want, 4*oneRounding, 1e-30) || math.Abs(float64(got)-want) <= 1e-14
+	}
+	return math.Abs(float64(got)-want) <= geluBound*math.Abs(float64(x))+0x1p-150
+}
+
+// TestGELUErfAccuracy: every tier's GELU against 0.5*x*erfc(-x/√2) in
+// float64 on a dense grid over [-12, 12], on magnitudes from 1e-40 to
+// 3e38, and on the special values.
+func TestGELUErfAccuracy(t *testing.T) {
+	var xs []float32
+	for i := -1200000; i <= 1200000; i++ {
+		xs = append(xs, float32(float64(i)*1e-5))
+	}
+	for e := -45.0; e <= 38.5; e += 0.25 {
+		v := float32(math.Pow(10, e))
+		xs = append(xs, v, -v, math.Nextafter32(v, 0), -math.Nextafter32(v, 0))
+	}
+	xs = append(xs, math.MaxFloat32, -math.MaxFloat32, math.SmallestNonzeroFloat32, 0)
+	for _, tierName := range kernels.Tiers() {
+		restore := kernels.UseTier(tierName)
+		got := append([]float32(nil), xs...)
+		kernels.GELUErf(got)
+		worst := 0.0
+		for i, v := range xs {
+			f := float64(v)
+			want := 0.5 * f * math.Erfc(-f/math.Sqrt2)
+			if math.IsInf(want, 0) || math.IsNaN(want) { // 0.5*x overflows nowhere; x*erfc can't
+				t.Fatalf("reference at %v: %v", v, want)
+			}
+			err := math.Abs(float64(got[i]) - want)
+			if tierName == "generic" {
+				if float32(want) != got[i] {
+					t.Fatalf("generic: GELUErf(%v) = %v, want %v rounded once", v, got[i], want)
+				}
+				continue
+			}
+			if math.Abs(f) > 1e-30 {
+				worst = max(worst, err/math.Abs(f))
+			}
+			// Plus half the smallest subnormal: a result that small
+			// rounds to a multiple of it.
+			if !(err <= geluBound*math.Abs(f)+0x1p-150) {
+				t.Fatalf("%s: GELUErf(%v) = %v, want %v (|err| %.3g > %.3g*|x|)", tierName, v, got[i], want, err, geluBound)
+			}
 		}
+		if tierName != "generic" {
+			t.Logf("%s: max |err|/|x| = %.3g over %d values (|x| > 1e-30)", tierName, worst, len(xs))
+		}
+		sp := []float32{float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN())}
+		kernels.GELUErf(sp)
+		// The reference: 0.5*Inf*erfc(-Inf) = Inf; 0.5*-Inf*erfc(Inf) = NaN.
+		if !math.IsInf(float64(sp[0]), 1) || !math.IsNaN(float64(sp[1])) || !math.IsNaN(float64(sp[2])) {
+			t.Errorf("%s: GELUErf(+Inf, -Inf, NaN) = %v", tierName, sp)
+		}
+		restore()
+	}
+}
+
+// TestActivationSpecials: SiLU and Sigmoid at the infinities and NaN,
+// as the float64 formulas give them.
+func TestActivationSpecials(t *testing.T) {
+	inf, nan := float32(math.Inf(1)), float32(math.NaN())
+	for _, tierName := range kernels.Tiers() {
+		restore := kernels.UseTier(tierName)
+		s := []float32{inf, -inf, nan}
+		kernels.SiLU(s)
+		if !math.IsInf(float64(s[0]), 1) || !math.IsNaN(float64(s[1])) || !math.IsNaN(float64(s[2])) {
+			t.Errorf("%s: SiLU(+Inf, -Inf, NaN) = %v", tierName, s)
+		}
+		g := []float32{inf, -inf, nan}
+		kernels.Sigmoid(g)
+		if g[0] != 1 || g[1] != 0 || !math.IsNaN(float64(g[2])) {
+			t.Errorf("%s: Sigmoid(+Inf, -Inf, NaN) = %v", tierName, g)
+		}
+		restore()
+	}
+}
+
+// TestActivationTails: every length (so every tail), each element's
+// result independent of its position and of the length; the fused
+// forms equal the activation followed by Mul bit for bit.
+func TestActivationTails(t *testing.T) {
+	rng := newRNG(24)
+	for _, tierName := range kernels.Tiers() {
+		restore := kernels.UseTier(tierName)
+		ops := []struct {
+			name string
+			f    func([]float32)
+		}{{"GELUErf", kernels.GELUErf}, {"SiLU", kernels.SiLU}, {"Sigmoid", kernels.Sigmoid}}
+		for n := 0; n <= 40; n++ {
+			x := randomVec(rng, n)
+			y := randomVec(rng, n)
+			for _, op := range ops {
+				got := append([]float32(nil), x...)
+				op.f(got)
+				for i, v := range x {
+					one := []float32{v}
+					op.f(one)
+					if math.Float32bits(one[0]) != math.Float32bits(got[i]) {
+						t.Fatalf("%s %s: n=%d element %d: %v alone, %v in the row", tierName, op.name, n, i, one[0], got[i])
+					}
+				}
+			}
+			for _, c := range []struct {
+				name  string
+				act   func([]float32)
+				fused func(x, y []float32)
+			}{{"GELUErfMul", kernels.GELUErf, kernels.GELUErfMul}, {"SiLUMul", kernels.SiLU, kernels.SiLUMul}} {
+				want := append([]float32(nil), x...)
+				c.act(want)
+				kernels.Mul(want, y)
+				got := append([]float32(nil), x...)
+				c.fused(got, y)
+				if j := sameBits(got, want); j >= 0 {
+					t.Fatalf("%s %s: n=%d: element %d = %v, want %v", tierName, c.name, n, j, got[j], want[j])
+				}
+			}
+			a := append([]float32(nil), x...)
+			kernels.Add(a, y)
+			m := append([]float32(nil), x...)
+			kernels.Mul(m, y)
+			sc := append([]float32(nil), x...)
+			kernels.Scale(sc, 0.37)
+			for i := range x {
+				if a[i] != x[i]+y[i] || m[i] != x[i]*y[i] || sc[i] != x[i]*0.37 {
+					t.Fatalf("%s: n=%d element %d: Add %v Mul %v Scale %v", tierName, n, i, a[i], m[i], sc[i])
+				}
+			}
+		}
+		restore()
 	}
 }
 
 func TestSoftmax(t *testing.T) {
+	for _, tierName := range kernels.Tiers() {
+		restore := kernels.UseTier(tierName)
+		testSoftmax(t, tierName)
+		restore()
+	}
+}
+
+func testSoftmax(t *testing.T, tierName string) {
 	rng := newRNG(21)
-	for _, n := range []int{1, 7, 64, 1000} {
+	for _, n := range []int{1, 7, 8, 9, 64, 1000, 1001} {
 		x := randomVec(rng, n)
 		for i := range x {
 			x[i] *= 8
@@ -85,24 +239,68 @@ func TestSoftmax(t *testing.T) {
 		var total float64
 		for i := range x {
 			if !relClose(x[i], want[i]/sum, 4*oneRounding, 1e-30) {
-				t.Errorf("n=%d: softmax[%d] = %v, want %v", n, i, x[i], want[i]/sum)
+				t.Errorf("%s: n=%d: softmax[%d] = %v, want %v", tierName, n, i, x[i], want[i]/sum)
 			}
 			total += float64(x[i])
 		}
 		if math.Abs(total-1) > 1e-6 {
-			t.Errorf("n=%d: sums to %v", n, total)
+			t.Errorf("%s: n=%d: sums to %v", tierName, n, total)
 		}
 	}
 	big := []float32{1000, 1000, -1000}
 	kernels.Softmax(big)
 	if big[0] != 0.5 || big[1] != 0.5 || big[2] != 0 {
-		t.Errorf("large inputs: %v", big)
+		t.Errorf("%s: large inputs: %v", tierName, big)
+	}
+	inf := float32(math.Inf(1))
+	for _, n := range []int{3, 11} {
+		masked := make([]float32, n)
+		for i := range masked {
+			masked[i] = -inf
+		}
+		kernels.Softmax(masked)
+		for i, v := range masked {
+			if !math.IsNaN(float64(v)) {
+				t.Errorf("%s: all -Inf (n=%d): [%d] = %v, want NaN", tierName, n, i, v)
+			}
+		}
+		withNaN := make([]float32, n)
+		withNaN[n-2] = float32(math.NaN())
+		kernels.Softmax(withNaN)
+		for i, v := range withNaN {
+			if !math.IsNaN(float64(v)) {
+				t.Errorf("%s: a NaN (n=%d): [%d] = %v, want NaN", tierName, n, i, v)
+			}
+		}
+		one := make([]float32, n)
+		for i := range one {
+			one[i] = -inf
+		}
+		one[n-1] = -3
+		kernels.Softmax(one)
+		for i, v := range one {
+			if want := float32(0); i == n-1 {
+				if v != 1 {
+					t.Errorf("%s: one finite (n=%d): [%d] = %v, want 1", tierName, n, i, v)
+				}
+			} else if v != want {
+				t.Errorf("%s: one finite (n=%d): [%d] = %v, want 0", tierName, n, i, v)
+			}
+		}
 	}
 }
 
 func TestRMSNorm(t *testing.T) {
+	for _, tierName := range kernels.Tiers() {
+		restore := kernels.UseTier(tierName)
+		testRMSNorm(t)
+		restore()
+	}
+}
+
+func testRMSNorm(t *testing.T) {
 	rng := newRNG(22)
-	for _, n := range []int{1, 256, 2048} {
+	for _, n := range []int{1, 7, 256, 2047, 2048} {
 		x := randomVec(rng, n)
 		w := randomVec(rng, n)
 		const eps = 1e-6

@@ -23,14 +23,27 @@ func TestMatMulNoAllocs(t *testing.T) {
 			for _, th := range []int{1, 2} {
 				kernels.SetThreads(th)
 				w := randomMatrix(rng, typ, 256, 1024)
-				x := randomVec(rng, 4*w.Cols)
-				out := make([]float32, 4*w.Rows)
-				for _, n := range []int{1, 4} {
-					kernels.MatMul(out[:n*w.Rows], w, x[:n*w.Cols], n) // warm the pools
-					if a := testing.AllocsPerRun(20, func() { kernels.MatMul(out[:n*w.Rows], w, x[:n*w.Cols], n) }); a != 0 {
-						t.Errorf("%s %s threads=%d n=%d: %v allocations per MatMul", tierName, typ, th, n, a)
+				p := randomMatrix(rng, typ, 253, 1024) // prepared, an incomplete last group
+				kernels.Prepare(p)
+				x := randomVec(rng, 5*w.Cols)
+				out := make([]float32, 5*w.Rows)
+				var q kernels.QuantizedActs
+				for _, m := range []*tensor.Matrix{w, p} {
+					for _, n := range []int{1, 4, 5} {
+						kernels.MatMul(out[:n*m.Rows], m, x[:n*m.Cols], n) // warm the pools
+						if a := testing.AllocsPerRun(20, func() { kernels.MatMul(out[:n*m.Rows], m, x[:n*m.Cols], n) }); a != 0 {
+							t.Errorf("%s %s threads=%d n=%d prepared=%v: %v allocations per MatMul", tierName, typ, th, n, kernels.IsPrepared(m), a)
+						}
+						q.Quantize(typ, x[:n*m.Cols], n)
+						if a := testing.AllocsPerRun(20, func() {
+							q.Quantize(typ, x[:n*m.Cols], n)
+							kernels.MatMulQ(out[:n*m.Rows], m, &q)
+						}); a != 0 {
+							t.Errorf("%s %s threads=%d n=%d prepared=%v: %v allocations per Quantize+MatMulQ", tierName, typ, th, n, kernels.IsPrepared(m), a)
+						}
 					}
 				}
+				kernels.Release(p)
 			}
 		}
 		restore()

@@ -56,6 +56,11 @@ DATA qpairperm<>+8(SB)/8, $0x0000000500000004
 DATA qpairperm<>+16(SB)/8, $0x0000000300000002
 DATA qpairperm<>+24(SB)/8, $0x0000000700000006
 GLOBL qpairperm<>(SB), RODATA|NOPTR, $32
+DATA qones16<>+0(SB)/8, $0x0001000100010001
+DATA qones16<>+8(SB)/8, $0x0001000100010001
+DATA qones16<>+16(SB)/8, $0x0001000100010001
+DATA qones16<>+24(SB)/8, $0x0001000100010001
+GLOBL qones16<>(SB), RODATA|NOPTR, $32
 
 // HMAXPS leaves in every lane of Y the maximum of its 8 floats. T is
 // scratch; X is the low half of Y.
@@ -100,7 +105,7 @@ GLOBL qpairperm<>(SB), RODATA|NOPTR, $32
 //
 // quantQ8a for len(x)/32 blocks: per block d = amax/127 (rounded to fp16,
 // stored widened), q = roundf(x * (1/d)) with the unrounded d (0 when
-// d = 0), and -8 times the sums of pairs of q.
+// d = 0), -8 times the sums of pairs of q and -8 times the sum of q.
 TEXT ·quantQ8aAVX2(SB), NOSPLIT, $0-48
 	MOVQ dst_base+0(FP), DI
 	MOVQ x_base+24(FP), SI
@@ -113,6 +118,7 @@ TEXT ·quantQ8aAVX2(SB), NOSPLIT, $0-48
 	MOVQ CX, R8
 	SHLQ $5, R8
 	ADDQ R9, R8                // d
+	LEAQ (R8)(CX*4), R10       // -8*sum
 	VMOVDQU qpackperm<>(SB), Y7
 	VMOVDQU qbytes8<>(SB), Y8
 
@@ -160,6 +166,15 @@ q8ablk:
 	VPXOR    Y2, Y2, Y2
 	VPSUBW   Y1, Y2, Y1
 	VMOVDQU  Y1, (R9)
+	VPMADDWD qones16<>(SB), Y1, Y2
+	VEXTRACTI128 $1, Y2, X3
+	VPADDD   X3, X2, X2
+	VPSHUFD  $0x4e, X2, X3
+	VPADDD   X3, X2, X2
+	VPSHUFD  $0xb1, X2, X3
+	VPADDD   X3, X2, X2
+	VMOVD    X2, (R10)
+	ADDQ     $4, R10
 	ADDQ     $128, SI
 	ADDQ     $32, DI
 	ADDQ     $4, R8

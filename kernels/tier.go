@@ -18,10 +18,12 @@ type tier uint8
 const (
 	tierGeneric tier = iota
 	tierAVX2
+	tierNEON    // arm64 Advanced SIMD
+	tierDotprod // arm64 NEON with SDOT (FEAT_DotProd)
 	numTiers
 )
 
-var tierNames = [numTiers]string{"generic", "avx2"}
+var tierNames = [numTiers]string{"generic", "avx2", "neon", "dotprod"}
 
 func (t tier) String() string {
 	if t < numTiers {

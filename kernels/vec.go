@@ -1,5 +1,7 @@
 package kernels
 
+import "fmt"
+
 // VecDot returns the dot product of two float32 vectors of equal length
 // (attention scores). The SIMD versions sum in a different order than
 // vecDotGo: results agree to float32 rounding, not bit for bit.
@@ -36,5 +38,46 @@ func vecDotGo(a, b []float32) float32 {
 func vecAxpyGo(y, x []float32, s float32) {
 	for i, v := range x {
 		y[i] += s * v
+	}
+}
+
+// DotRows sets out[i] = VecDot(q, k[i*stride:i*stride+len(q)]) * scale for
+// every i < len(out): attention scores against keys stored stride floats
+// apart, bit-identical to that loop of VecDot calls (without a call per
+// key).
+func DotRows(out, q, k []float32, stride int, scale float32) {
+	checkRows("DotRows", len(out), len(q), len(k), stride)
+	dotRows(out, q, k, stride, scale)
+}
+
+// AxpyRows adds p[i] * v[i*stride:i*stride+len(y)] to y for i = 0, 1, ...
+// len(p)-1 in turn: attention's weighted sum of values stored stride
+// floats apart, bit-identical to that loop of VecAxpy calls (y stays in
+// registers while the rows pass).
+func AxpyRows(y, p, v []float32, stride int) {
+	checkRows("AxpyRows", len(p), len(y), len(v), stride)
+	axpyRows(y, p, v, stride)
+}
+
+// checkRows panics unless n rows of width floats, stride apart, fit in
+// size floats.
+func checkRows(op string, n, width, size, stride int) {
+	if n == 0 {
+		return
+	}
+	if stride < width || (n-1)*stride+width > size {
+		panic(fmt.Sprintf("kernels: %s: %d rows of %d (stride %d) in %d floats", op, n, width, stride, size))
+	}
+}
+
+func dotRowsGo(out, q, k []float32, stride int, scale float32) {
+	for i := range out {
+		out[i] = vecDotGo(q, k[i*stride:i*stride+len(q)]) * scale
+	}
+}
+
+func axpyRowsGo(y, p, v []float32, stride int) {
+	for i, s := range p {
+		vecAxpyGo(y, v[i*stride:i*stride+len(y)], s)
 	}
 }

@@ -30,3 +30,25 @@ func vecAxpy(y, x []float32, s float32) {
 	}
 	vecAxpyGo(y, x, s)
 }
+
+//go:noescape
+func dotRowsAVX2(out, q, k []float32, stride int, scale float32)
+
+//go:noescape
+func axpyRowsAVX2(y, p, v []float32, stride int)
+
+func dotRows(out, q, k []float32, stride int, scale float32) {
+	if useVecAVX2() {
+		dotRowsAVX2(out, q, k, stride, scale)
+		return
+	}
+	dotRowsGo(out, q, k, stride, scale)
+}
+
+func axpyRows(y, p, v []float32, stride int) {
+	if useVecAVX2() {
+		axpyRowsAVX2(y, p, v, stride)
+		return
+	}
+	axpyRowsGo(y, p, v, stride)
+}

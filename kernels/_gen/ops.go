@@ -1,0 +1,371 @@
+package main
+
+import (
+	"fmt"
+	"math"
+)
+
+// Coefficients of the vectorized activations, fitted for this package
+// (Chebyshev interpolation in float64, rounded to float32; the fits and
+// their measured float32 errors are in kernels/ops_avx2_test.go's
+// comments):
+//
+//	expCoef: e^r on [-ln2/2, ln2/2], degree 6 (1.25 ulp);
+//	erfCoef: erf(z)/z as a polynomial in z^2 on [0, 1], degree 6;
+//	erfcxCoef: erfc(z)*e^(z^2) on [0.75, 4.5] in u = z*gScale + gOff,
+//	degree 12.
+var (
+	expCoef   = []float32{1, 1, 0.5, 0.16666415, 0.041666217, 0.008375129, 0.0013948581}
+	erfCoef   = []float32{1.1283791, -0.37612626, 0.11283597, -0.026854329, 0.005189312, -0.0008018855, 7.882497e-05}
+	erfcxCoef = []float32{0.20188756, -0.12838009, 0.07788864, -0.045324482, 0.025395676, -0.013692182, 0.007170726,
+		-0.0038370893, 0.0019172071, -0.0006156843, 0.00027769254, -0.00037687767, 0.00017372155}
+	geluT, geluZmax = float32(0.75), float32(4.5)
+	gScale          = float32(2 / (4.5 - 0.75))
+	gOff            = float32(-(0.75 + 4.5) / (4.5 - 0.75))
+)
+
+func splatF(v float32) (b [32]byte) {
+	u := math.Float32bits(v)
+	for i := 0; i < 32; i += 4 {
+		b[i], b[i+1], b[i+2], b[i+3] = byte(u), byte(u>>8), byte(u>>16), byte(u>>24)
+	}
+	return
+}
+
+func splatU(u uint32) [32]byte { return splatF(math.Float32frombits(u)) }
+
+func opsFile() *asm {
+	a := &asm{}
+	a.b.WriteString(header)
+	a.raw(`
+// Vectorized activations and row operations (see ops.go and ops_amd64.go
+// for the contracts and the error bounds). Every function handles
+// len/8*8 elements; the Go wrappers run the tail through an 8-element
+// buffer, so every element goes through the same arithmetic.
+`)
+	a.data("oabs", splatU(0x7fffffff))
+	a.data("osign", splatU(0x80000000))
+	a.data("oone", splatF(1))
+	a.data("ohalf", splatF(0.5))
+	a.data("orsqrt2", splatF(float32(1/math.Sqrt2)))
+	a.data("olog2e", splatF(float32(math.Log2E)))
+	a.data("oln2hi", splatF(0.693359375))
+	a.data("oln2lo", splatF(-2.12194440e-4))
+	a.data("oexplo", splatF(-87.33654))
+	a.data("ogeluT", splatF(geluT))
+	a.data("ozmax", splatF(geluZmax))
+	a.data("ogscale", splatF(gScale))
+	a.data("ogoff", splatF(gOff))
+	a.data("oninf", splatU(0xff800000))
+	for i, c := range expCoef {
+		a.data(fmt.Sprintf("oexp%d", i), splatF(c))
+	}
+	for i, c := range erfCoef {
+		a.data(fmt.Sprintf("oerf%d", i), splatF(c))
+	}
+	for i, c := range erfcxCoef {
+		a.data(fmt.Sprintf("oerfcx%d", i), splatF(c))
+	}
+
+	unary(a, "geluAVX2", false, gelu)
+	unary(a, "geluMulAVX2", true, gelu)
+	unary(a, "siluAVX2", false, func(a *asm) { silu(a, false) })
+	unary(a, "siluMulAVX2", true, func(a *asm) { silu(a, false) })
+	unary(a, "sigmoidAVX2", false, func(a *asm) { silu(a, true) })
+	expSub(a)
+	maxPS(a)
+	sumSq(a)
+	scaleMul(a)
+	binary(a, "addAVX2", "VADDPS")
+	binary(a, "mulAVX2", "VMULPS")
+	return a
+}
+
+// horner leaves in acc the polynomial with coefficients name0..nameN
+// (memory) at the value in u: acc = c[n]; acc = acc*u + c[i].
+func horner(a *asm, name string, n int, u, acc string) {
+	a.op("VMOVUPS %s%d<>(SB), %s", name, n, acc)
+	for i := n - 1; i >= 0; i-- {
+		a.op("VFMADD213PS %s%d<>(SB), %s, %s", name, i, u, acc)
+	}
+}
+
+// exp sets out = e^in: 0 below -87.33654 (where e^in would not be a
+// normal float), NaN for NaN; in must be <= 0 (no overflow check). ta,
+// tb, tc are scratch (distinct from in and out).
+func exp(a *asm, in, out, ta, tb, tc string) {
+	a.op("VMOVUPS oexplo<>(SB), %s", ta)
+	a.op("VCMPPS $1, %s, %s, %s", ta, in, tb) // in < lo
+	a.op("VMAXPS %s, %s, %s", in, ta, ta)     // max(lo, in), NaN kept
+	a.op("VMULPS olog2e<>(SB), %s, %s", ta, tc)
+	a.op("VROUNDPS $8, %s, %s", tc, tc) // n
+	a.op("VFNMADD231PS oln2hi<>(SB), %s, %s", tc, ta)
+	a.op("VFNMADD231PS oln2lo<>(SB), %s, %s", tc, ta) // r
+	a.op("VCVTPS2DQ %s, %s", tc, tc)
+	a.op("VPSLLD $23, %s, %s", tc, tc)
+	a.op("VPADDD oone<>(SB), %s, %s", tc, tc) // 2^n
+	horner(a, "oexp", len(expCoef)-1, ta, out)
+	a.op("VMULPS %s, %s, %s", tc, out, out)
+	a.op("VANDNPS %s, %s, %s", out, tb, out)
+}
+
+// gelu: Y0 = GELU(Y0) = x*Phi(x). For |x|/sqrt2 = z < 0.75, Phi = 0.5 +
+// 0.5*sign(x)*erf(z), erf(z) = z*P(z^2), computed as 0.5x + 0.5|x|*zP;
+// otherwise E = 0.5*erfc(z) = 0.5*e^(-z^2)*G(z) (G ~ erfcx, z clamped to
+// 4.5, beyond which E < 1e-10) and GELU = x(1-E) for x >= 0, x*E below.
+func gelu(a *asm) {
+	a.op("VANDPS oabs<>(SB), Y0, Y1")
+	a.op("VMULPS orsqrt2<>(SB), Y1, Y2") // z
+	a.op("VMULPS Y2, Y2, Y3")            // s = z^2
+	horner(a, "oerf", len(erfCoef)-1, "Y3", "Y4")
+	a.op("VMULPS Y4, Y2, Y4")
+	a.op("VMULPS ohalf<>(SB), Y1, Y5")
+	a.op("VMULPS ohalf<>(SB), Y0, Y6")
+	a.op("VFMADD231PS Y4, Y5, Y6") // small-|x| result
+	a.op("VMINPS ozmax<>(SB), Y2, Y4")
+	a.op("VMOVUPS ogscale<>(SB), Y5")
+	a.op("VFMADD213PS ogoff<>(SB), Y4, Y5") // u
+	horner(a, "oerfcx", len(erfcxCoef)-1, "Y5", "Y7")
+	a.op("VXORPS osign<>(SB), Y3, Y8") // -z^2
+	exp(a, "Y8", "Y9", "Y10", "Y11", "Y12")
+	a.op("VMULPS Y7, Y9, Y9")
+	a.op("VMULPS ohalf<>(SB), Y9, Y9") // E
+	a.op("VMULPS Y9, Y0, Y10")         // x*E
+	a.op("VMOVUPS oone<>(SB), Y11")
+	a.op("VSUBPS Y9, Y11, Y11")
+	a.op("VMULPS Y11, Y0, Y11")         // x*(1-E)
+	a.op("VBLENDVPS Y0, Y10, Y11, Y11") // by the sign of x
+	a.op("VCMPPS $1, ogeluT<>(SB), Y2, Y4")
+	a.op("VBLENDVPS Y4, Y6, Y11, Y0")
+}
+
+// silu: Y0 = x*sigmoid(x) (or sigmoid(x)) with e = e^-|x| (never
+// overflows): sigmoid = 1/(1+e) for x >= 0, e/(1+e) below.
+func silu(a *asm, sigmoid bool) {
+	a.op("VANDPS oabs<>(SB), Y0, Y1")
+	a.op("VXORPS osign<>(SB), Y1, Y1")
+	exp(a, "Y1", "Y2", "Y5", "Y6", "Y7")
+	a.op("VADDPS oone<>(SB), Y2, Y3")
+	a.op("VMOVUPS oone<>(SB), Y4")
+	a.op("VBLENDVPS Y0, Y2, Y4, Y4") // numerator
+	if !sigmoid {
+		a.op("VMULPS Y4, Y0, Y4")
+	}
+	a.op("VDIVPS Y3, Y4, Y0")
+}
+
+// unary emits func name(x []float32) or, with mul, func name(x, y
+// []float32) (x = f(x)*y), over len(x)/8 chunks of 8.
+func unary(a *asm, name string, mul bool, body func(*asm)) {
+	l := name
+	if mul {
+		a.raw("// func %s(x, y []float32)", name)
+		a.raw("TEXT ·%s(SB), NOSPLIT, $0-48", name)
+		a.op("MOVQ y_base+24(FP), DI")
+	} else {
+		a.raw("// func %s(x []float32)", name)
+		a.raw("TEXT ·%s(SB), NOSPLIT, $0-24", name)
+	}
+	a.op("MOVQ x_base+0(FP), SI")
+	a.op("MOVQ x_len+8(FP), CX")
+	a.op("SHRQ $3, CX")
+	a.op("JZ %sdone", l)
+	a.label(l + "loop")
+	a.op("VMOVUPS (SI), Y0")
+	if body != nil {
+		body(a)
+	}
+	if mul {
+		a.op("VMULPS (DI), Y0, Y0")
+		a.op("ADDQ $32, DI")
+	}
+	a.op("VMOVUPS Y0, (SI)")
+	a.op("ADDQ $32, SI")
+	a.op("DECQ CX")
+	a.op("JNZ %sloop", l)
+	a.label(l + "done")
+	a.op("VZEROUPPER")
+	a.op("RET")
+	a.raw("")
+}
+
+// expSub: func expSubAVX2(x []float32, m float32) float64 sets x[i] =
+// e^(x[i]-m) and returns their sum in float64 (4 lanes, two
+// accumulators). The difference is taken exactly as s + err (TwoSum) and
+// the exponential corrected to e^s*(1+err).
+func expSub(a *asm) {
+	a.raw("// func expSubAVX2(x []float32, m float32) float64")
+	a.raw("TEXT ·expSubAVX2(SB), NOSPLIT, $0-40")
+	a.op("MOVQ x_base+0(FP), SI")
+	a.op("MOVQ x_len+8(FP), CX")
+	a.op("VBROADCASTSS m+24(FP), Y14")
+	a.op("VXORPS osign<>(SB), Y14, Y14") // b = -m
+	a.op("VXORPD Y12, Y12, Y12")
+	a.op("VXORPD Y13, Y13, Y13")
+	a.op("SHRQ $3, CX")
+	a.op("JZ expsubdone")
+	a.label("expsubloop")
+	a.op("VMOVUPS (SI), Y0")      // a
+	a.op("VADDPS Y14, Y0, Y1")    // s
+	a.op("VSUBPS Y0, Y1, Y2")     // bb = s - a
+	a.op("VSUBPS Y2, Y1, Y3")     // s - bb
+	a.op("VSUBPS Y3, Y0, Y3")     // a - (s - bb)
+	a.op("VSUBPS Y2, Y14, Y4")    // b - bb
+	a.op("VADDPS Y4, Y3, Y3")     // err
+	a.op("VCMPPS $7, Y3, Y3, Y4") // err is not NaN (infinite operands)
+	a.op("VANDPS Y4, Y3, Y3")
+	exp(a, "Y1", "Y5", "Y6", "Y7", "Y8")
+	a.op("VFMADD231PS Y3, Y5, Y5")
+	a.op("VMOVUPS Y5, (SI)")
+	a.op("VCVTPS2PD X5, Y6")
+	a.op("VEXTRACTF128 $1, Y5, X7")
+	a.op("VCVTPS2PD X7, Y7")
+	a.op("VADDPD Y6, Y12, Y12")
+	a.op("VADDPD Y7, Y13, Y13")
+	a.op("ADDQ $32, SI")
+	a.op("DECQ CX")
+	a.op("JNZ expsubloop")
+	a.label("expsubdone")
+	hsumPD(a)
+	a.op("VMOVSD X12, ret+32(FP)")
+	a.op("VZEROUPPER")
+	a.op("RET")
+	a.raw("")
+}
+
+// hsumPD leaves in X12 the sum Y12+Y13 of four doubles each, as
+// ((a0+a2)+(a1+a3)) of Y12+Y13.
+func hsumPD(a *asm) {
+	a.op("VADDPD Y13, Y12, Y12")
+	a.op("VEXTRACTF128 $1, Y12, X13")
+	a.op("VADDPD X13, X12, X12")
+	a.op("VPERMILPD $1, X12, X13")
+	a.op("VADDSD X13, X12, X12")
+}
+
+// maxPS: func maxAVX2(x []float32) (m float32, nan bool): the largest
+// element (-Inf for none) and whether any is NaN.
+func maxPS(a *asm) {
+	a.raw("// func maxAVX2(x []float32) (m float32, nan bool)")
+	a.raw("TEXT ·maxAVX2(SB), NOSPLIT, $0-29")
+	a.op("MOVQ x_base+0(FP), SI")
+	a.op("MOVQ x_len+8(FP), CX")
+	a.op("VMOVUPS oninf<>(SB), Y0")
+	a.op("VXORPS Y1, Y1, Y1")
+	a.op("SHRQ $3, CX")
+	a.op("JZ maxdone")
+	a.label("maxloop")
+	a.op("VMOVUPS (SI), Y2")
+	a.op("VMAXPS Y2, Y0, Y0")
+	a.op("VCMPPS $3, Y2, Y2, Y3")
+	a.op("VORPS Y3, Y1, Y1")
+	a.op("ADDQ $32, SI")
+	a.op("DECQ CX")
+	a.op("JNZ maxloop")
+	a.label("maxdone")
+	a.op("VEXTRACTF128 $1, Y0, X2")
+	a.op("VMAXPS X2, X0, X0")
+	a.op("VPERMILPS $0x4e, X0, X2")
+	a.op("VMAXPS X2, X0, X0")
+	a.op("VPERMILPS $0xb1, X0, X2")
+	a.op("VMAXPS X2, X0, X0")
+	a.op("VMOVSS X0, m+24(FP)")
+	a.op("VMOVMSKPS Y1, AX")
+	a.op("TESTL AX, AX")
+	a.op("SETNE nan+28(FP)")
+	a.op("VZEROUPPER")
+	a.op("RET")
+	a.raw("")
+}
+
+// sumSq: func sumSqAVX2(x []float32) float64: the sum of the float32
+// squares, accumulated in float64.
+func sumSq(a *asm) {
+	a.raw("// func sumSqAVX2(x []float32) float64")
+	a.raw("TEXT ·sumSqAVX2(SB), NOSPLIT, $0-32")
+	a.op("MOVQ x_base+0(FP), SI")
+	a.op("MOVQ x_len+8(FP), CX")
+	a.op("VXORPD Y12, Y12, Y12")
+	a.op("VXORPD Y13, Y13, Y13")
+	a.op("SHRQ $3, CX")
+	a.op("JZ sumsqdone")
+	a.label("sumsqloop")
+	a.op("VMOVUPS (SI), Y0")
+	a.op("VMULPS Y0, Y0, Y0")
+	a.op("VCVTPS2PD X0, Y1")
+	a.op("VEXTRACTF128 $1, Y0, X2")
+	a.op("VCVTPS2PD X2, Y2")
+	a.op("VADDPD Y1, Y12, Y12")
+	a.op("VADDPD Y2, Y13, Y13")
+	a.op("ADDQ $32, SI")
+	a.op("DECQ CX")
+	a.op("JNZ sumsqloop")
+	a.label("sumsqdone")
+	hsumPD(a)
+	a.op("VMOVSD X12, ret+24(FP)")
+	a.op("VZEROUPPER")
+	a.op("RET")
+	a.raw("")
+}
+
+// scaleMul: func scaleAVX2(out, x []float32, s float32) sets out = x*s;
+// func scaleMulAVX2(out, x, w []float32, s float32) sets out = (x*s)*w.
+func scaleMul(a *asm) {
+	for _, withW := range []bool{false, true} {
+		name, args, sOff := "scaleAVX2", "$0-52", 48
+		if withW {
+			name, args, sOff = "scaleMulAVX2", "$0-76", 72
+			a.raw("// func %s(out, x, w []float32, s float32)", name)
+		} else {
+			a.raw("// func %s(out, x []float32, s float32)", name)
+		}
+		a.raw("TEXT ·%s(SB), NOSPLIT, %s", name, args)
+		a.op("MOVQ out_base+0(FP), DI")
+		a.op("MOVQ x_base+24(FP), SI")
+		a.op("MOVQ x_len+32(FP), CX")
+		if withW {
+			a.op("MOVQ w_base+48(FP), DX")
+		}
+		a.op("VBROADCASTSS s+%d(FP), Y15", sOff)
+		a.op("SHRQ $3, CX")
+		a.op("JZ %sdone", name)
+		a.label(name + "loop")
+		a.op("VMULPS (SI), Y15, Y0")
+		if withW {
+			a.op("VMULPS (DX), Y0, Y0")
+			a.op("ADDQ $32, DX")
+		}
+		a.op("VMOVUPS Y0, (DI)")
+		a.op("ADDQ $32, SI")
+		a.op("ADDQ $32, DI")
+		a.op("DECQ CX")
+		a.op("JNZ %sloop", name)
+		a.label(name + "done")
+		a.op("VZEROUPPER")
+		a.op("RET")
+		a.raw("")
+	}
+}
+
+// binary: func name(dst, a []float32): dst = dst op a.
+func binary(a *asm, name, op string) {
+	a.raw("// func %s(dst, a []float32)", name)
+	a.raw("TEXT ·%s(SB), NOSPLIT, $0-48", name)
+	a.op("MOVQ dst_base+0(FP), DI")
+	a.op("MOVQ dst_len+8(FP), CX")
+	a.op("MOVQ a_base+24(FP), SI")
+	a.op("SHRQ $3, CX")
+	a.op("JZ %sdone", name)
+	a.label(name + "loop")
+	a.op("VMOVUPS (DI), Y0")
+	a.op("%s (SI), Y0, Y0", op)
+	a.op("VMOVUPS Y0, (DI)")
+	a.op("ADDQ $32, SI")
+	a.op("ADDQ $32, DI")
+	a.op("DECQ CX")
+	a.op("JNZ %sloop", name)
+	a.label(name + "done")
+	a.op("VZEROUPPER")
+	a.op("RET")
+	a.raw("")
+}

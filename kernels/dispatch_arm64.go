@@ -1,0 +1,33 @@
+//go:build arm64 && gc && !purego
+
+package kernels
+
+import (
+	"golang.org/x/sys/cpu"
+)
+
+// archInit enables the NEON tier (Advanced SIMD is part of every arm64
+// CPU Go runs on) and, on CPUs with the dot-product extension (SDOT,
+// FEAT_DotProd: Cortex-A55/A76 and later, Apple M1, Neoverse), the dotprod
+// tier.
+func archInit() {
+	supported[tierNEON] = true
+	kernelSets[tierNEON] = neonKernels(false)
+	if cpu.ARM64.HasASIMDDP {
+		supported[tierDotprod] = true
+		kernelSets[tierDotprod] = neonKernels(true)
+	}
+}
+
+// spinPause is the YIELD instruction: a spin-wait hint.
+//
+//go:noescape
+func spinPause()
+
+// encSamples is never called: its body holds one instance of each
+// byte-encoded instruction (see neon_arm64.h), which the tests compare
+// with a disassembler's encodings; encSampleWord returns its i-th
+// instruction word.
+func encSamples()
+
+func encSampleWord(i int) uint32

@@ -1,0 +1,185 @@
+//go:build arm64 && gc && !purego
+
+package kernels
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"github.com/siskin-ml/siskin/tensor"
+)
+
+// The arm64 tiers: "neon" (Advanced SIMD, every arm64 CPU) and "dotprod"
+// (the same kernels with SDOT for the int8 dot products). The two differ
+// only in how a block's integer sum is formed (SMULL/SMLAL/SADDLP or
+// SDOT), which is exact either way, so they give the same bits. Each
+// kernel walks whole row ranges in assembly; the Go wrappers below check
+// every bound the assembly relies on. Activations use the q8a and q8ka
+// layouts of actlayout.go (only the quants, d and, for the K-quants, the
+// 32-quant sums are read).
+//
+// Float rounding: the 32-blocks add d_w*d_x*sum per block into 4 float
+// lanes (block b into lane b%4, blocks past the last multiple of 4 into a
+// scalar); the K-quants add d*yd*(scaled sub-block sums) into 4 lanes per
+// super-block; float weights accumulate in 16 lanes (8 past the last
+// multiple of 16 elements). These are within the bounds of tier_test.go.
+
+func neonKernels(dot bool) map[tensor.Type]*matKernel {
+	q8_0, q8_0x4 := q8_0VecNEON, q8_0Vec4NEON
+	q4_0, q4_0x4 := q4_0VecNEON, q4_0Vec4NEON
+	q4k, q5k, q6k := q4kVecNEON, q5kVecNEON, q6kVecNEON
+	if dot {
+		q8_0, q8_0x4 = q8_0VecDot, q8_0Vec4Dot
+		q4_0, q4_0x4 = q4_0VecDot, q4_0Vec4Dot
+		q4k, q5k, q6k = q4kVecDot, q5kVecDot, q6kVecDot
+	}
+	return map[tensor.Type]*matKernel{
+		tensor.F32:  {float: true, vec: neonFloatVec(4, neonF32At, f32VecNEON)},
+		tensor.F16:  {float: true, vec: neonFloatVec(2, neonF16At, f16VecNEON)},
+		tensor.BF16: {float: true, vec: neonFloatVec(2, neonBF16At, bf16VecNEON)},
+		tensor.Q8_0: {actBytes: q8aBytes, quant: quantQ8a,
+			vec: neonBlockVec(34, 68, q8_0), vec4: neonBlockVec4(34, 68, q8_0x4)},
+		tensor.Q4_0: {actBytes: q8aBytes, quant: quantQ8a,
+			vec: neonBlockVec(18, 68, q4_0), vec4: neonBlockVec4(18, 68, q4_0x4)},
+		tensor.Q4_K: {actBytes: q8kaBytes, quant: quantQ8ka, vec: neonBlockVec(144, 308, q4k)},
+		tensor.Q5_K: {actBytes: q8kaBytes, quant: quantQ8ka, vec: neonBlockVec(176, 308, q5k)},
+		tensor.Q6_K: {actBytes: q8kaBytes, quant: quantQ8ka, vec: neonBlockVec(210, 308, q6k)},
+	}
+}
+
+type neonVecAsm func(out []float32, w []byte, stride, blocks int, x []byte)
+type neonVec4Asm func(out []float32, ostride int, w []byte, stride, rows, blocks int, x []byte, xstride int)
+
+// neonBlockVec wraps a one-activation-row kernel for weights of bb-byte
+// blocks with activations of xb bytes per block (in the kernel's layout).
+func neonBlockVec(bb, xb int, f neonVecAsm) func(out []float32, w []byte, stride int, x []byte) {
+	return func(out []float32, w []byte, stride int, x []byte) {
+		nb := stride / bb
+		rows := len(out)
+		if rows == 0 {
+			return
+		}
+		if stride != nb*bb || len(w) < rows*stride || len(x) < nb*xb {
+			panic(fmt.Sprintf("kernels: bad kernel arguments: %d rows, stride %d, %d weight bytes, %d activation bytes", rows, stride, len(w), len(x)))
+		}
+		if nb == 0 {
+			clear(out)
+			return
+		}
+		f(out, w, stride, nb, x)
+	}
+}
+
+// neonBlockVec4 wraps a four-activation-row kernel like neonBlockVec.
+func neonBlockVec4(bb, xb int, f neonVec4Asm) func(out []float32, ostride int, w []byte, stride, rows int, x []byte, xstride int) {
+	return func(out []float32, ostride int, w []byte, stride, rows int, x []byte, xstride int) {
+		nb := stride / bb
+		if rows <= 0 {
+			return
+		}
+		if stride != nb*bb || len(w) < rows*stride || ostride < rows || len(out) < 3*ostride+rows ||
+			xstride < nb*xb || len(x) < 3*xstride+nb*xb {
+			panic(fmt.Sprintf("kernels: bad kernel arguments: %d rows, stride %d, %d weight bytes, %d activation bytes", rows, stride, len(w), len(x)))
+		}
+		if nb == 0 {
+			for i := 0; i < 4; i++ {
+				clear(out[i*ostride : i*ostride+rows])
+			}
+			return
+		}
+		f(out, ostride, w, stride, rows, nb, x, xstride)
+	}
+}
+
+func neonF32At(b []byte, i int) float32 {
+	return math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+}
+func neonF16At(b []byte, i int) float32 { return fp16At(b[2*i:]) }
+func neonBF16At(b []byte, i int) float32 {
+	return tensor.BF16ToFloat32(binary.LittleEndian.Uint16(b[2*i:]))
+}
+
+type neonFloatAsm func(out []float32, w []byte, stride, chunks int, x []float32)
+
+// neonFloatVec wraps a float-weight kernel (eb bytes per element) that
+// handles the first 8*chunks elements of each row; the last cols%8
+// products are added in order here (float32 products, no fusion).
+func neonFloatVec(eb int, at func([]byte, int) float32, f neonFloatAsm) func(out []float32, w []byte, stride int, x []byte) {
+	return func(out []float32, w []byte, stride int, xb []byte) {
+		x := bytesF32(xb)
+		cols, rows := stride/eb, len(out)
+		if rows == 0 {
+			return
+		}
+		if stride != cols*eb || len(w) < rows*stride || len(x) < cols {
+			panic(fmt.Sprintf("kernels: bad kernel arguments: %d rows, stride %d, %d weight bytes, %d activations", rows, stride, len(w), len(x)))
+		}
+		x = x[:cols]
+		chunks := cols / 8
+		if chunks > 0 {
+			f(out, w, stride, chunks, x)
+		} else {
+			clear(out)
+		}
+		for r := range out {
+			row := w[r*stride : (r+1)*stride]
+			s := out[r]
+			for i := 8 * chunks; i < cols; i++ {
+				s += float32(at(row, i) * x[i])
+			}
+			out[r] = s
+		}
+	}
+}
+
+//go:noescape
+func q8_0VecNEON(out []float32, w []byte, stride, blocks int, x []byte)
+
+//go:noescape
+func q8_0VecDot(out []float32, w []byte, stride, blocks int, x []byte)
+
+//go:noescape
+func q8_0Vec4NEON(out []float32, ostride int, w []byte, stride, rows, blocks int, x []byte, xstride int)
+
+//go:noescape
+func q8_0Vec4Dot(out []float32, ostride int, w []byte, stride, rows, blocks int, x []byte, xstride int)
+
+//go:noescape
+func q4_0VecNEON(out []float32, w []byte, stride, blocks int, x []byte)
+
+//go:noescape
+func q4_0VecDot(out []float32, w []byte, stride, blocks int, x []byte)
+
+//go:noescape
+func q4_0Vec4NEON(out []float32, ostride int, w []byte, stride, rows, blocks int, x []byte, xstride int)
+
+//go:noescape
+func q4_0Vec4Dot(out []float32, ostride int, w []byte, stride, rows, blocks int, x []byte, xstride int)
+
+//go:noescape
+func q4kVecNEON(out []float32, w []byte, stride, blocks int, x []byte)
+
+//go:noescape
+func q4kVecDot(out []float32, w []byte, stride, blocks int, x []byte)
+
+//go:noescape
+func q5kVecNEON(out []float32, w []byte, stride, blocks int, x []byte)
+
+//go:noescape
+func q5kVecDot(out []float32, w []byte, stride, blocks int, x []byte)
+
+//go:noescape
+func q6kVecNEON(out []float32, w []byte, stride, blocks int, x []byte)
+
+//go:noescape
+func q6kVecDot(out []float32, w []byte, stride, blocks int, x []byte)
+
+//go:noescape
+func f32VecNEON(out []float32, w []byte, stride, chunks int, x []float32)
+
+//go:noescape
+func f16VecNEON(out []float32, w []byte, stride, chunks int, x []float32)
+
+//go:noescape
+func bf16VecNEON(out []float32, w []byte, stride, chunks int, x []float32)

@@ -1,0 +1,91 @@
+//go:build arm64 && gc && !purego
+
+package kernels_test
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/siskin-ml/siskin/kernels"
+	"github.com/siskin-ml/siskin/tensor"
+)
+
+// TestNEONExtremes: the neon tier forms int8 products in int16 lanes
+// (SMULL/SMLAL) before widening them, which overflows if a lane adds too
+// many of them; weights of extreme quants (every byte 0x00, 0xff, 0x80,
+// 0x7f or 0x88: Q8_0 -128 and 127, Q4_0 -8 and 7, Q4_K/Q5_K quants 15/31
+// with scales and mins 63, Q6_K -32 with scales -128) against activations that
+// quantize to +-127 (same sign, or alternating) must still match the
+// reference in every tier.
+func TestNEONExtremes(t *testing.T) {
+	for _, typ := range []tensor.Type{tensor.Q8_0, tensor.Q4_0, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K} {
+		colsList := []int{128, 160}
+		if typ.BlockSize() == tensor.QK_K {
+			colsList = []int{256, 512}
+		}
+		for _, cols := range colsList {
+			stride, _ := tensor.RowBytes(typ, cols)
+			const rows = 3
+			for _, fill := range []byte{0x00, 0xff, 0x80, 0x7f, 0x88} {
+				w := make([]byte, rows*stride)
+				for i := range w {
+					w[i] = fill
+				}
+				bb := typ.BlockBytes()
+				for off := 0; off < len(w); off += bb {
+					scaleFields(typ, w[off:off+bb], 0.5, 0.25)
+				}
+				var xs [4][]float32
+				for i := range xs {
+					xs[i] = make([]float32, cols)
+					for j := range xs[i] {
+						switch i {
+						case 0:
+							xs[i][j] = 1
+						case 1:
+							xs[i][j] = -1
+						case 2:
+							xs[i][j] = float32(1 - 2*(j%2))
+						default:
+							xs[i][j] = float32(1 - 2*(j/16%2))
+						}
+					}
+				}
+				for _, tierName := range kernels.Tiers() {
+					t.Run(fmt.Sprintf("%s/%s/%d/%#x", tierName, typ, cols, fill), func(t *testing.T) {
+						checkKernel(t, tierName, typ, rows, cols, w, xs)
+					})
+				}
+			}
+		}
+	}
+}
+
+// TestNEONDotprodSame: the two arm64 tiers differ only in how a block's
+// exact integer sum is formed, so they must agree bit for bit.
+func TestNEONDotprodSame(t *testing.T) {
+	if !slices.Contains(kernels.Tiers(), "dotprod") {
+		t.Skip("no dotprod tier on this CPU")
+	}
+	rng := newRNG(30)
+	for _, typ := range allTypes {
+		cols := 1280
+		if typ.BlockSize() == 1 {
+			cols = 1001
+		}
+		w := randomMatrix(rng, typ, 37, cols)
+		const n = 6
+		x := randomVec(rng, n*cols)
+		var outs [2][]float32
+		for i, name := range []string{"neon", "dotprod"} {
+			restore := kernels.UseTier(name)
+			outs[i] = make([]float32, n*w.Rows)
+			kernels.MatMul(outs[i], w, x, n)
+			restore()
+		}
+		if j := sameBits(outs[0], outs[1]); j >= 0 {
+			t.Errorf("%s: neon %v, dotprod %v at %d", typ, outs[0][j], outs[1][j], j)
+		}
+	}
+}

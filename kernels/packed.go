@@ -1,0 +1,261 @@
+package kernels
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/siskin-ml/siskin/tensor"
+)
+
+// Prepared (packed) weights.
+//
+// Prepare repacks a weight matrix once into the layout the current tier's
+// fastest kernels stream (packlayout.go): 8 rows interleaved, so a
+// register holds the partial sums of 8 output rows and the integer sums
+// of a sub-block stay in 16 bits until one multiply by the scales. MatMul
+// and MatVec recognize a prepared matrix and use the packed kernels for
+// every batch size, so a batched row stays bit-identical to MatVec of
+// that row; they differ from the row-major kernels of the same tier (used
+// for matrices that were not prepared) only by float rounding, within the
+// same bounds against the generic reference. Packed kernels exist for
+// Q4_0, Q8_0, Q4_K and Q6_K weights in the AVX2 tier (for F16 and BF16
+// the row-major kernels, 3 weight rows by 4 activation rows, were faster
+// than a packed form).
+//
+// The packed copy is a separate allocation the size of the weights (plus
+// up to 7 zero rows); PreparedBytes reports the total so that a memory
+// ledger can name it. Once a matrix is prepared the kernels no longer
+// read its original bytes (an mmapped file's pages can be dropped by the
+// OS), but the Matrix still refers to them, so Dequantize, Row and the
+// float path keep working.
+
+// packedKernel is one tier's kernel for prepared weights of one type.
+type packedKernel struct {
+	// vec1 sets out[8g+l], for groups g < groups, to row 8g+l of the
+	// packed weights w (groups consecutive groups of blocks group blocks
+	// each) times the activation row x (in the tier's layout).
+	vec1 func(out []float32, w []byte, groups, blocks int, x []byte)
+	// vec4 does the same for the four activation rows x[i*xstride:],
+	// writing out[i*ostride+8g+l]; every result is bit-identical to
+	// vec1's.
+	vec4 func(out []float32, ostride int, w []byte, groups, blocks int, x []byte, xstride int)
+	// vec8, if not nil, is vec4 for eight activation rows.
+	vec8 func(out []float32, ostride int, w []byte, groups, blocks int, x []byte, xstride int)
+}
+
+type prepared struct {
+	tier               tier
+	typ                tensor.Type
+	rows, cols         int
+	src                *byte // w.Data when prepared
+	srcLen             int
+	pk                 *packedKernel
+	data               []byte // the packed groups
+	blocks, gstride    int    // blocks per row, bytes per group of 8 rows
+	groups, fullGroups int    // groups, and groups whose 8 rows all exist
+}
+
+var (
+	registry      sync.Map // *tensor.Matrix -> *prepared
+	registryMu    sync.Mutex
+	preparedBytes atomic.Int64
+)
+
+// packAlloc returns n zero bytes for a packed copy (tests replace it to
+// put the copy before a guard page).
+var packAlloc = func(n int) []byte {
+	b := make([]byte, n+64)
+	off := int(-uintptr(unsafe.Pointer(unsafe.SliceData(b)))) & 63
+	return b[off : off+n : off+n]
+}
+
+// Prepare packs w for the kernel tier in use and registers the packed
+// copy, so that MatMul, MatMulQ and MatVec on w (this pointer) use it; it
+// returns w. It does nothing for weight types without packed kernels
+// (F32, F16, BF16, Q4_1, Q5_K) or in the generic tier, and nothing more
+// for a matrix already prepared for this tier. w's shape and Data must not
+// change while it is prepared; call Release before the memory behind
+// w.Data goes away (an mmapped file is unmapped), or to free the copy.
+// Packing runs on the worker pool.
+func Prepare(w *tensor.Matrix) *tensor.Matrix {
+	checkWeights(w)
+	t := tier(current.Load())
+	k := kernelSets[t][w.Type]
+	if k == nil || k.packed == nil || w.Rows == 0 || w.Cols == 0 {
+		return w
+	}
+	if lookupPrepared(w) != nil {
+		return w
+	}
+	bs, bb := w.Type.BlockSize(), w.Type.BlockBytes()
+	p := &prepared{
+		tier: t, typ: w.Type, rows: w.Rows, cols: w.Cols,
+		src: unsafe.SliceData(w.Data), srcLen: len(w.Data),
+		pk:     k.packed,
+		blocks: w.Cols / bs, groups: (w.Rows + packRows - 1) / packRows,
+		fullGroups: w.Rows / packRows,
+	}
+	p.gstride = p.blocks * packRows * bb
+	p.data = packAlloc(p.groups * p.gstride)
+	stride := w.RowStride()
+	parallelFor(funcTask(func(lo, hi int) {
+		for g := lo; g < hi; g++ {
+			nr := min(packRows, w.Rows-g*packRows)
+			packGroup(w.Type, p.data[g*p.gstride:(g+1)*p.gstride], w.Data[g*packRows*stride:], stride, nr, p.blocks)
+		}
+	}), p.groups, p.gstride, 1)
+	registryMu.Lock()
+	if old, ok := registry.Swap(w, p); ok {
+		preparedBytes.Add(-int64(len(old.(*prepared).data)))
+	}
+	preparedBytes.Add(int64(len(p.data)))
+	registryMu.Unlock()
+	return w
+}
+
+// Release drops w's packed copy (if any); MatMul on w then reads w.Data
+// with the row-major kernels.
+func Release(w *tensor.Matrix) {
+	registryMu.Lock()
+	if old, ok := registry.LoadAndDelete(w); ok {
+		preparedBytes.Add(-int64(len(old.(*prepared).data)))
+	}
+	registryMu.Unlock()
+}
+
+// PreparedBytes is the memory held by the packed copies of prepared
+// matrices.
+func PreparedBytes() int64 { return preparedBytes.Load() }
+
+// IsPrepared reports whether MatMul on w uses a packed copy (prepared for
+// the tier in use).
+func IsPrepared(w *tensor.Matrix) bool { return lookupPrepared(w) != nil }
+
+// lookupPrepared returns w's packed copy if it was made for the current
+// tier and w still has the shape and data it was made from.
+func lookupPrepared(w *tensor.Matrix) *prepared {
+	v, ok := registry.Load(w)
+	if !ok {
+		return nil
+	}
+	p := v.(*prepared)
+	if p.tier != tier(current.Load()) || p.typ != w.Type || p.rows != w.Rows || p.cols != w.Cols ||
+		p.src != unsafe.SliceData(w.Data) || p.srcLen != len(w.Data) {
+		return nil
+	}
+	return p
+}
+
+// checkWeights panics unless w's data matches its type and shape.
+func checkWeights(w *tensor.Matrix) {
+	if !w.Type.Supported() {
+		panic(fmt.Sprintf("kernels: %s: unsupported weight type %s", w.Name, w.Type))
+	}
+	stride, err := tensor.RowBytes(w.Type, w.Cols)
+	if err != nil {
+		panic(fmt.Sprintf("kernels: %s: %v", w.Name, err))
+	}
+	if len(w.Data) != stride*w.Rows {
+		panic(fmt.Sprintf("kernels: %s: %d bytes of data for %dx%d %s", w.Name, len(w.Data), w.Rows, w.Cols, w.Type))
+	}
+}
+
+// Blocking of the packed products for n > 1: groups are taken
+// packTileBytes of weights at a time (they stay in L2 while every
+// activation row of the tile passes over them, four at a time from L1),
+// activation rows actTileBytes at a time.
+var packTileBytes, packActTileBytes = 96 << 10, actTileBytes
+
+type packedTask struct {
+	p       *prepared
+	out     []float32
+	n       int
+	x       []byte
+	xs      int
+	actTile int
+	gTile   int
+	// tmp receives the incomplete last group (only the thread whose
+	// range holds that group uses it).
+	tmp [8 * packRows]float32
+}
+
+func (t *packedTask) run(lo, hi int) {
+	p := t.p
+	for a0 := 0; a0 < t.n; a0 += t.actTile {
+		a1 := min(a0+t.actTile, t.n)
+		for g0 := lo; g0 < hi; g0 += t.gTile {
+			g1 := min(g0+t.gTile, hi)
+			if f := min(g1, p.fullGroups); f > g0 {
+				t.groups(g0, f, a0, a1)
+			}
+			if g1 > p.fullGroups {
+				t.last(a0, a1)
+			}
+		}
+	}
+}
+
+// groups runs the complete groups [g0, g1) for activation rows [a0, a1).
+func (t *packedTask) groups(g0, g1, a0, a1 int) {
+	p, rows, xs := t.p, t.p.rows, t.xs
+	w := p.data[g0*p.gstride : g1*p.gstride]
+	i := a0
+	if p.pk.vec8 != nil {
+		for ; i+8 <= a1; i += 8 {
+			p.pk.vec8(t.out[i*rows+g0*packRows:], rows, w, g1-g0, p.blocks, t.x[i*xs:], xs)
+		}
+	}
+	for ; i+4 <= a1; i += 4 {
+		p.pk.vec4(t.out[i*rows+g0*packRows:], rows, w, g1-g0, p.blocks, t.x[i*xs:], xs)
+	}
+	for ; i < a1; i++ {
+		p.pk.vec1(t.out[i*rows+g0*packRows:i*rows+g1*packRows], w, g1-g0, p.blocks, t.x[i*xs:(i+1)*xs])
+	}
+}
+
+// last runs the final, incomplete group through a scratch buffer.
+func (t *packedTask) last(a0, a1 int) {
+	p, rows, xs := t.p, t.p.rows, t.xs
+	g := p.fullGroups
+	w := p.data[g*p.gstride : (g+1)*p.gstride]
+	nr := rows - g*packRows
+	tmp := t.tmp[:]
+	i := a0
+	if p.pk.vec8 != nil {
+		for ; i+8 <= a1; i += 8 {
+			p.pk.vec8(tmp, packRows, w, 1, p.blocks, t.x[i*xs:], xs)
+			for j := 0; j < 8; j++ {
+				copy(t.out[(i+j)*rows+g*packRows:(i+j)*rows+rows], tmp[j*packRows:j*packRows+nr])
+			}
+		}
+	}
+	for ; i+4 <= a1; i += 4 {
+		p.pk.vec4(tmp, packRows, w, 1, p.blocks, t.x[i*xs:], xs)
+		for j := 0; j < 4; j++ {
+			copy(t.out[(i+j)*rows+g*packRows:(i+j)*rows+rows], tmp[j*packRows:j*packRows+nr])
+		}
+	}
+	for ; i < a1; i++ {
+		p.pk.vec1(tmp[:packRows], w, 1, p.blocks, t.x[i*xs:(i+1)*xs])
+		copy(t.out[i*rows+g*packRows:i*rows+rows], tmp[:nr])
+	}
+}
+
+var packedTasks = sync.Pool{New: func() any { return new(packedTask) }}
+
+// mulPacked runs the product of prepared weights p with n activation rows
+// xq (xs bytes each, in the tier's layout).
+func mulPacked(out []float32, p *prepared, xq []byte, xs, n int) {
+	t := packedTasks.Get().(*packedTask)
+	*t = packedTask{p: p, out: out, n: n, x: xq, xs: xs, actTile: 1, gTile: max(1, packTileBytes/p.gstride)}
+	grain := 4
+	if n > 1 {
+		t.actTile = max(8, packActTileBytes/max(xs, 1)/8*8)
+		grain = t.gTile
+	}
+	parallelFor(t, p.groups, n*p.cols*packRows, grain)
+	*t = packedTask{}
+	packedTasks.Put(t)
+}

@@ -1,0 +1,94 @@
+package kernels_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/siskin-ml/siskin/kernels"
+	"github.com/siskin-ml/siskin/tensor"
+)
+
+// TestMatMulQ: activations quantized once and applied to several matrices
+// (of every type sharing the VecDotType, prepared or not) give exactly
+// MatMul's results, in every tier, for several batch sizes and thread
+// counts.
+func TestMatMulQ(t *testing.T) {
+	defer kernels.SetThreads(0)
+	rng := newRNG(60)
+	families := [][]tensor.Type{
+		{tensor.Q4_K, tensor.Q5_K, tensor.Q6_K},
+		{tensor.Q4_0, tensor.Q8_0},
+		{tensor.Q4_1},
+		{tensor.F32, tensor.F16, tensor.BF16},
+	}
+	const cols = 512
+	for _, tierName := range kernels.Tiers() {
+		restore := kernels.UseTier(tierName)
+		for _, fam := range families {
+			var ws []*tensor.Matrix
+			for _, typ := range fam {
+				for _, rows := range []int{13, 40} {
+					w := randomMatrix(rng, typ, rows, cols)
+					ws = append(ws, w)
+					p := randomMatrix(rng, typ, rows, cols)
+					kernels.Prepare(p)
+					t.Cleanup(func() { kernels.Release(p) })
+					ws = append(ws, p)
+				}
+			}
+			var q kernels.QuantizedActs
+			for _, n := range []int{1, 4, 7} {
+				x := randomVec(rng, n*cols)
+				q.Quantize(fam[len(fam)-1], x, n)
+				if q.Rows() != n {
+					t.Fatalf("Rows() = %d, want %d", q.Rows(), n)
+				}
+				for _, th := range []int{1, 2} {
+					kernels.SetThreads(th)
+					for _, w := range ws {
+						want := make([]float32, n*w.Rows)
+						kernels.MatMul(want, w, x, n)
+						got := make([]float32, n*w.Rows)
+						kernels.MatMulQ(got, w, &q)
+						if j := sameBits(got, want); j >= 0 {
+							t.Fatalf("%s %s (prepared %v) n=%d: MatMulQ differs from MatMul at %d: %v vs %v",
+								tierName, w.Type, kernels.IsPrepared(w), n, j, got[j], want[j])
+						}
+					}
+				}
+			}
+		}
+		restore()
+	}
+}
+
+// TestMatMulQMismatch: MatMulQ refuses activations quantized for another
+// VecDotType, width or tier.
+func TestMatMulQMismatch(t *testing.T) {
+	rng := newRNG(61)
+	expectPanic := func(what, want string, f func()) {
+		t.Helper()
+		defer func() {
+			r := recover()
+			if r == nil || !strings.Contains(r.(string), want) {
+				t.Errorf("%s: panic %v, want one mentioning %q", what, r, want)
+			}
+		}()
+		f()
+	}
+	var q kernels.QuantizedActs
+	q.Quantize(tensor.Q4_K, randomVec(rng, 2*512), 2)
+	out := make([]float32, 2*8)
+	expectPanic("type", "cannot use", func() { kernels.MatMulQ(out, randomMatrix(rng, tensor.Q8_0, 8, 512), &q) })
+	expectPanic("float", "cannot use", func() { kernels.MatMulQ(out, randomMatrix(rng, tensor.F16, 8, 512), &q) })
+	expectPanic("width", "columns", func() { kernels.MatMulQ(out, randomMatrix(rng, tensor.Q6_K, 8, 256), &q) })
+	expectPanic("output", "output", func() { kernels.MatMulQ(out[:5], randomMatrix(rng, tensor.Q6_K, 8, 512), &q) })
+	if tiers := kernels.Tiers(); len(tiers) > 1 {
+		restore := kernels.UseTier(tiers[1])
+		q.Quantize(tensor.Q4_K, randomVec(rng, 2*512), 2)
+		restore()
+		restore = kernels.UseTier("generic")
+		expectPanic("tier", "tier", func() { kernels.MatMulQ(out, randomMatrix(rng, tensor.Q4_K, 8, 512), &q) })
+		restore()
+	}
+}
