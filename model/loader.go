@@ -1,6 +1,9 @@
 package model
 
-import "github.com/siskin-ml/siskin/tensor"
+import (
+	"github.com/siskin-ml/siskin/kernels"
+	"github.com/siskin-ml/siskin/tensor"
+)
 
 // Loader fetches weights from a Source, keeping the first error so that a
 // model's Load reads as a plain list of tensors, and adds up their bytes.
@@ -21,7 +24,12 @@ func (l *Loader) Matrix(n Names, layer, rows, cols int) *tensor.Matrix {
 		return nil
 	}
 	l.Bytes += int64(len(m.Data))
-	return m
+	// The fast kernels stream a repacked copy; the Source releases it on Close.
+	p := kernels.Prepare(m)
+	if kernels.IsPrepared(p) {
+		l.Source.prepared = append(l.Source.prepared, p)
+	}
+	return p
 }
 
 // Vector fetches a 1-D weight as float32 (nil after an error).

@@ -135,14 +135,22 @@ func (a *Attention) Attend(b *Batch, li, window int, q, k, v, out []float32) {
 			}
 			qh := q[t*qd+h*hd : t*qd+(h+1)*hd]
 			sc := scores[:pos+1-first]
-			for i := range sc {
+			nc := max(0, min(cached, pos+1)-first) // positions in the cache
+			for i := 0; i < nc; i++ {
 				sc[i] = kernels.VecDot(qh, key(first+i)) * a.Scale
+			}
+			r := row0 + first + nc - cached // first batch row
+			if nc < len(sc) {
+				kernels.DotRows(sc[nc:], qh, k[r*kvd+kvOff:], kvd, a.Scale)
 			}
 			kernels.Softmax(sc)
 			oh := out[t*qd+h*hd : t*qd+(h+1)*hd]
 			clear(oh)
-			for i, p := range sc {
-				kernels.VecAxpy(oh, value(first+i), p)
+			for i := 0; i < nc; i++ {
+				kernels.VecAxpy(oh, value(first+i), sc[i])
+			}
+			if nc < len(sc) {
+				kernels.AxpyRows(oh, sc[nc:], v[r*kvd+kvOff:], kvd)
 			}
 		}
 	})

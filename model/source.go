@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/siskin-ml/siskin/gguf"
+	"github.com/siskin-ml/siskin/kernels"
 	"github.com/siskin-ml/siskin/safetensors"
 	"github.com/siskin-ml/siskin/tensor"
 )
@@ -37,6 +38,8 @@ type Source struct {
 	HF     *safetensors.Checkpoint
 	// HFConfig is config.json as decoded JSON (HF folders only).
 	HFConfig map[string]any
+
+	prepared []*tensor.Matrix // weights with a repacked copy in kernels
 }
 
 // Open opens a .gguf file or a Hugging Face folder.
@@ -68,8 +71,12 @@ func Open(path string) (*Source, error) {
 	return &Source{Path: path, Format: HF, HF: ck, HFConfig: cfg}, nil
 }
 
-// Close releases the mapped files.
+// Close releases the mapped files and the repacked copies of weights.
 func (s *Source) Close() error {
+	for _, m := range s.prepared {
+		kernels.Release(m)
+	}
+	s.prepared = nil
 	if s.GGUF != nil {
 		return s.GGUF.Close()
 	}

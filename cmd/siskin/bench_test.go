@@ -35,7 +35,7 @@ func TestBenchCommandJSON(t *testing.T) {
 			t.Errorf("%s: %+v", r.Test, r)
 		}
 	}
-	if res[0].CeilingShare != nil || res[1].CeilingShare == nil || !(*res[1].CeilingShare > 0 && *res[1].CeilingShare < 1.5) {
+	if res[0].CeilingShare != nil || res[1].CeilingShare == nil || !(*res[1].CeilingShare > 0 && *res[1].CeilingShare < 100) {
 		t.Errorf("ceiling shares: %s", out)
 	}
 	table, err := siskin(t, "bench", "-m", model, "-p", "0", "-n", "2", "-r", "1", "--no-bandwidth")
