@@ -1,6 +1,7 @@
 package load
 
 import (
+	"github.com/siskin-ml/siskin/kernels"
 	"github.com/siskin-ml/siskin/ledger"
 	"github.com/siskin-ml/siskin/model"
 )
@@ -10,6 +11,12 @@ import (
 // when its architecture names them, and the tokenizer.
 func (l *Loaded) RegisterMemory(led *ledger.Ledger) {
 	l.Source.RegisterMemory(led)
+	// Weights repacked for the SIMD kernels live on the heap beside the
+	// mapped file (process-wide: every loaded model's copies).
+	led.AddFunc("weights repacked for the kernels", ledger.WeightsConverted, func() (int64, int64) {
+		b := kernels.PreparedBytes()
+		return b, b
+	})
 	if r, ok := l.Model.(model.MemoryRegistrar); ok {
 		r.RegisterMemory(led)
 	}
