@@ -27,7 +27,7 @@ import (
 //	quantized: |simd - generic| <= (blocks + 16) * 2^-23 * S
 //	float:     |simd - generic| <= (cols/8 + 16) * 2^-23 * S
 //
-// (2^-23: both sides round). For a 2048-column row that is about 1e-5 S
+// (2^-23: both sides round), plus one smallest subnormal per rounding. For a 2048-column row that is about 1e-5 S
 // for the 32-blocks, 3e-6 S for the K-quants and 3e-5 S for float
 // weights; observed errors are 10-100x smaller.
 func tolerance(typ tensor.Type, cols int, s float64) float64 {
@@ -35,7 +35,9 @@ func tolerance(typ tensor.Type, cols int, s float64) float64 {
 	if typ == tensor.F32 || typ == tensor.F16 || typ == tensor.BF16 {
 		n = float64(cols) / 8
 	}
-	return (n + 16) * 0x1p-23 * s
+	// Results in the subnormal range round to absolute steps of the
+	// smallest subnormal, which the relative bound does not cover.
+	return (n + 16) * (0x1p-23*s + math.SmallestNonzeroFloat32)
 }
 
 // termBound returns S for one row: the sum over elements of the magnitude
