@@ -281,7 +281,7 @@ func (s *Server) params(f *samplingFields) (sample.Params, *apiError) {
 	return p, nil
 }
 
-// stops parses "stop": a string or a list of up to 4... strings.
+// parseStop parses "stop": a string or a list of strings.
 func parseStop(raw json.RawMessage) ([]string, *apiError) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
