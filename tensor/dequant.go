@@ -64,6 +64,14 @@ func Dequantize(dst []float32, t Type, src []byte) error {
 		for i := 0; i < len(dst); i += QK_K {
 			dequantQ6_K((*[QK_K]float32)(dst[i:]), (*[210]byte)(src[i/QK_K*210:]))
 		}
+	case W4A8, W4A16:
+		for i := 0; i < len(dst); i += WeightGroup {
+			dequantW4((*[WeightGroup]float32)(dst[i:]), (*[66]byte)(src[i/WeightGroup*66:]))
+		}
+	case W8A8:
+		for i := 0; i < len(dst); i += WeightGroup {
+			dequantW8((*[WeightGroup]float32)(dst[i:]), (*[130]byte)(src[i/WeightGroup*130:]))
+		}
 	default:
 		return fmt.Errorf("dequantize: no dequantizer for %s", t)
 	}
@@ -80,6 +88,26 @@ func dequantQ4_0(y *[32]float32, b *[18]byte) {
 	for j := 0; j < 16; j++ {
 		y[j] = float32(int(qs[j]&0x0f)-8) * d
 		y[j+16] = float32(int(qs[j]>>4)-8) * d
+	}
+}
+
+// W4 block (W4A8, W4A16): fp16 d, four Q4_0-ordered 16-byte sub-blocks.
+func dequantW4(y *[WeightGroup]float32, b *[66]byte) {
+	d := fp16At(b[0:])
+	for s := 0; s < 4; s++ {
+		qs := b[2+16*s:]
+		for j := 0; j < 16; j++ {
+			y[32*s+j] = float32(int(qs[j]&0x0f)-8) * d
+			y[32*s+j+16] = float32(int(qs[j]>>4)-8) * d
+		}
+	}
+}
+
+// W8A8 block: fp16 d, 128 int8; value q*d.
+func dequantW8(y *[WeightGroup]float32, b *[130]byte) {
+	d := fp16At(b[0:])
+	for j := 0; j < WeightGroup; j++ {
+		y[j] = float32(int8(b[2+j])) * d
 	}
 }
 

@@ -42,7 +42,29 @@ const (
 	TQ1_0   Type = 34
 	TQ2_0   Type = 35
 	MXFP4   Type = 39
+
+	// siskin's own weight-path types (never in a GGUF file other
+	// readers see; the conversion cache stores them). Blocks hold
+	// WeightGroup elements with one fp16 scale d.
+	//
+	// W4A8 and W4A16 share one layout, 66 bytes: fp16 d, then four
+	// 16-byte sub-blocks laid out as Q4_0's quants: byte i of sub-block
+	// j holds element 32j+i in its low nibble and 32j+16+i in its high
+	// nibble; value (q-8)*d. They differ in the activations the kernels
+	// take: int8 blocks (W4A8) or float32 (W4A16).
+	//
+	// W8A8, 130 bytes: fp16 d, then 128 int8 q; value q*d.
+	W4A8  Type = 1024
+	W4A16 Type = 1025
+	W8A8  Type = 1026
 )
+
+// WeightGroup is the number of elements sharing one scale in the
+// weight-path types.
+const WeightGroup = 128
+
+// IsWeightPath reports whether t is one of siskin's own weight-path types.
+func (t Type) IsWeightPath() bool { return t == W4A8 || t == W4A16 || t == W8A8 }
 
 // QK_K is the super-block size of the K-quant types.
 const QK_K = 256
@@ -87,6 +109,9 @@ var types = map[Type]typeInfo{
 	TQ1_0:   {"TQ1_0", QK_K, 54, false},
 	TQ2_0:   {"TQ2_0", QK_K, 66, false},
 	MXFP4:   {"MXFP4", 32, 17, false},
+	W4A8:    {"W4A8", WeightGroup, 66, true},
+	W4A16:   {"W4A16", WeightGroup, 66, true},
+	W8A8:    {"W8A8", WeightGroup, 130, true},
 }
 
 func (t Type) String() string {
