@@ -138,6 +138,15 @@ func (f *File) Int32s(key string) ([]int32, bool) {
 	return out, true
 }
 
+// Int64s returns an integer array converted to int64.
+func (f *File) Int64s(key string) ([]int64, bool) {
+	v, ok := f.Get(key)
+	if !ok {
+		return nil, false
+	}
+	return toInt64s(v)
+}
+
 func toInt64s(v any) ([]int64, bool) {
 	var out []int64
 	add := func(n int, get func(int) int64) {

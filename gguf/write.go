@@ -149,11 +149,23 @@ func (b *Builder) WriteTo(w io.Writer) (int64, error) {
 		off = alignUp(off+len(t.data), b.align)
 	}
 	h.Write(make([]byte, alignUp(h.Len(), b.align)-h.Len()))
+	// The tensor data goes straight to w: a model's worth of bytes is not
+	// copied into the header buffer.
+	n, err := h.WriteTo(w)
+	pad := make([]byte, b.align)
 	for _, t := range b.tensors {
-		h.Write(t.data)
-		h.Write(make([]byte, alignUp(len(t.data), b.align)-len(t.data)))
+		if err != nil {
+			return n, err
+		}
+		var m int
+		m, err = w.Write(t.data)
+		n += int64(m)
+		if err == nil {
+			m, err = w.Write(pad[:alignUp(len(t.data), b.align)-len(t.data)])
+			n += int64(m)
+		}
 	}
-	return h.WriteTo(w)
+	return n, err
 }
 
 // Bytes returns the encoded file.

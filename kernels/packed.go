@@ -53,6 +53,7 @@ type prepared struct {
 	srcLen             int
 	pk                 *packedKernel
 	data               []byte // the packed groups
+	adopted            bool   // data came from Adopt (not counted in preparedBytes)
 	blocks, gstride    int    // blocks per row, bytes per group of 8 rows
 	groups, fullGroups int    // groups, and groups whose 8 rows all exist
 }
@@ -81,23 +82,13 @@ var packAlloc = func(n int) []byte {
 // Packing runs on the worker pool.
 func Prepare(w *tensor.Matrix) *tensor.Matrix {
 	checkWeights(w)
-	t := tier(current.Load())
-	k := kernelSets[t][w.Type]
-	if k == nil || k.packed == nil || w.Rows == 0 || w.Cols == 0 {
-		return w
-	}
 	if lookupPrepared(w) != nil {
 		return w
 	}
-	bs, bb := w.Type.BlockSize(), w.Type.BlockBytes()
-	p := &prepared{
-		tier: t, typ: w.Type, rows: w.Rows, cols: w.Cols,
-		src: unsafe.SliceData(w.Data), srcLen: len(w.Data),
-		pk:     k.packed,
-		blocks: w.Cols / bs, groups: (w.Rows + packRows - 1) / packRows,
-		fullGroups: w.Rows / packRows,
+	p := plan(w)
+	if p == nil {
+		return w
 	}
-	p.gstride = p.blocks * packRows * bb
 	p.data = packAlloc(p.groups * p.gstride)
 	stride := w.RowStride()
 	parallelFor(funcTask(func(lo, hi int) {
@@ -106,12 +97,7 @@ func Prepare(w *tensor.Matrix) *tensor.Matrix {
 			packGroup(w.Type, p.data[g*p.gstride:(g+1)*p.gstride], w.Data[g*packRows*stride:], stride, nr, p.blocks)
 		}
 	}), p.groups, p.gstride, 1)
-	registryMu.Lock()
-	if old, ok := registry.Swap(w, p); ok {
-		preparedBytes.Add(-int64(len(old.(*prepared).data)))
-	}
-	preparedBytes.Add(int64(len(p.data)))
-	registryMu.Unlock()
+	register(w, p)
 	return w
 }
 
@@ -119,7 +105,7 @@ func Prepare(w *tensor.Matrix) *tensor.Matrix {
 // with the row-major kernels.
 func Release(w *tensor.Matrix) {
 	registryMu.Lock()
-	if old, ok := registry.LoadAndDelete(w); ok {
+	if old, ok := registry.LoadAndDelete(w); ok && !old.(*prepared).adopted {
 		preparedBytes.Add(-int64(len(old.(*prepared).data)))
 	}
 	registryMu.Unlock()

@@ -23,13 +23,21 @@ func (l *Loader) Matrix(n Names, layer, rows, cols int) *tensor.Matrix {
 		l.Err = err
 		return nil
 	}
-	l.Bytes += int64(len(m.Data))
-	// The fast kernels stream a repacked copy; the Source releases it on Close.
-	p := kernels.Prepare(m)
-	if kernels.IsPrepared(p) {
-		l.Source.prepared = append(l.Source.prepared, p)
+	if ws := l.Source.Weights; ws != nil {
+		if m, err = ws.Matrix(m); err != nil {
+			l.Err = err
+			return nil
+		}
+	} else {
+		// The fast kernels stream a repacked copy.
+		kernels.Prepare(m)
 	}
-	return p
+	l.Bytes += int64(len(m.Data))
+	if kernels.IsPrepared(m) {
+		// The Source releases the packed copy on Close.
+		l.Source.prepared = append(l.Source.prepared, m)
+	}
+	return m
 }
 
 // Vector fetches a 1-D weight as float32 (nil after an error).

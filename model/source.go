@@ -39,7 +39,20 @@ type Source struct {
 	// HFConfig is config.json as decoded JSON (HF folders only).
 	HFConfig map[string]any
 
+	// Weights, when set, supplies the matrices the kernels run in place
+	// of the file's own (a weight path's conversion, a cache of packed
+	// weights); otherwise the loader packs the file's matrices itself.
+	Weights WeightStore
+
 	prepared []*tensor.Matrix // weights with a repacked copy in kernels
+}
+
+// A WeightStore turns a weight as the file holds it into the matrix the
+// kernels run (converted, packed), and is closed after the model's
+// packed copies are released.
+type WeightStore interface {
+	Matrix(m *tensor.Matrix) (*tensor.Matrix, error)
+	Close() error
 }
 
 // Open opens a .gguf file or a Hugging Face folder.
@@ -77,6 +90,10 @@ func (s *Source) Close() error {
 		kernels.Release(m)
 	}
 	s.prepared = nil
+	if s.Weights != nil {
+		s.Weights.Close()
+		s.Weights = nil
+	}
 	if s.GGUF != nil {
 		return s.GGUF.Close()
 	}

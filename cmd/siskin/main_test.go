@@ -114,3 +114,16 @@ func TestCLIErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestMain keeps the weight cache of commands run by the tests out of
+// the user's cache directory.
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "siskin-weight-cache-")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("SISKIN_CACHE_DIR", dir)
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}

@@ -29,6 +29,7 @@ import (
 	"github.com/siskin-ml/siskin/model/load"
 	"github.com/siskin-ml/siskin/sample"
 	"github.com/siskin-ml/siskin/server"
+	"github.com/siskin-ml/siskin/weightpath"
 )
 
 type serveFlags struct {
@@ -38,6 +39,7 @@ type serveFlags struct {
 	kvBytes, maxRequestBytes                                                   int64
 	grace                                                                      time.Duration
 	printConfig                                                                bool
+	weightCache                                                                string
 	// flagLayer holds the settings the user gave on the command line.
 	flagLayer device.Layer
 }
@@ -106,7 +108,6 @@ func serveCmd() *cobra.Command {
 	fl.IntVar(&f.maxModelLen, "max-model-len", 0, "context length per sequence (default: the model's, at most 8192)")
 	fl.IntVar(&f.maxNumSeqs, "max-num-seqs", 8, "most sequences in one step")
 	fl.IntVar(&f.maxBatched, "max-num-batched-tokens", 256, "most tokens in one step (prompt chunk size)")
-	_ = fl.MarkHidden("weight-path") // only gguf exists so far
 	// Default sampling for requests that leave a field out; only flags the
 	// user sets count (see device.FlagLayer), so the values here are unused.
 	fl.Float64("temperature", 1, "default temperature")
@@ -123,7 +124,8 @@ func serveCmd() *cobra.Command {
 	fl.StringVar(&f.chatTemplate, "chat-template", "", "Jinja chat template file (default: the model's)")
 	fl.IntVarP(&f.threads, "threads", "t", 0, "threads (default: the profile's, else physical cores)")
 	fl.StringVar(&f.profile, "profile", "", "deploy profile: a YAML file or a built-in name ("+strings.Join(device.BuiltinNames(), ", ")+"); default: auto from the device probe")
-	fl.StringVar(&f.weightPath, "weight-path", "", "weight layout and kernels: auto or gguf (w4a8, w4a16, w8a8 are not built yet)")
+	fl.StringVar(&f.weightPath, "weight-path", "", "weight layout and kernels: auto, gguf, w4a8, w4a16 or w8a8")
+	fl.StringVar(&f.weightCache, "weight-cache", "", "directory of converted and packed weights, or off (default $SISKIN_CACHE_DIR, else the user cache directory)")
 	fl.StringVar(&f.priority, "priority", "", "speed or fidelity (picks the weight path when auto)")
 	fl.BoolVar(&f.printConfig, "print-config", false, "print the resolved configuration with the source of each value, and exit")
 	fl.DurationVar(&f.grace, "shutdown-grace", 30*time.Second, "how long in-flight requests may finish after SIGTERM")
@@ -144,7 +146,7 @@ func reasoningParserFor(arch string) string {
 
 // resolve layers the configuration: flags > --profile > the model's
 // generation_config > the auto profile > defaults.
-func resolve(f serveFlags, lm *load.Loaded) (device.Settings, *device.Info, error) {
+func resolve(f serveFlags) (device.Settings, *device.Info, error) {
 	info := device.Probe()
 	layers := []device.Layer{f.flagLayer}
 	if f.profile != "" {
@@ -154,8 +156,11 @@ func resolve(f serveFlags, lm *load.Loaded) (device.Settings, *device.Info, erro
 		}
 		layers = append(layers, p.Layer())
 	}
-	if lm != nil {
-		g := lm.Generation
+	if f.model != "" {
+		g, err := load.ReadGeneration(f.model)
+		if err != nil {
+			return nil, nil, err
+		}
 		gl, err := device.GenerationConfigLayer(device.GenerationDefaults{Temperature: g.Temperature, TopP: g.TopP, TopK: g.TopK})
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s: %w", f.model, err)
@@ -167,15 +172,15 @@ func resolve(f serveFlags, lm *load.Loaded) (device.Settings, *device.Info, erro
 }
 
 func printConfig(w io.Writer, f serveFlags) error {
-	var lm *load.Loaded
 	if f.model != "" {
-		var err error
-		if lm, err = load.Open(f.model); err != nil {
+		// The model must at least open (the weights are not converted).
+		s, err := load.Source(f.model)
+		if err != nil {
 			return err
 		}
-		defer lm.Close()
+		s.Close()
 	}
-	set, info, err := resolve(f, lm)
+	set, info, err := resolve(f)
 	if err != nil {
 		return err
 	}
@@ -194,28 +199,25 @@ func printConfig(w io.Writer, f serveFlags) error {
 
 // buildServer loads the model and wires engine and HTTP server.
 func buildServer(f serveFlags, log *slog.Logger) (*server.Server, func(), string, error) {
-	lm, err := load.Open(f.model)
+	set, info, err := resolve(f)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	weightPath, why := set.WeightPath(info)
+	if err := weightpath.CheckPath(weightPath); err != nil {
+		return nil, nil, "", fmt.Errorf("--weight-path: %w", err)
+	}
+	log.Info("weight path", "path", weightPath, "why", why)
+	if n := set.Int(device.KeyThreads); n > 0 {
+		kernels.SetThreads(int(n))
+	}
+	lm, err := load.OpenWith(f.model, load.Options{WeightPath: weightPath, CacheDir: f.weightCache, Log: log})
 	if err != nil {
 		return nil, nil, "", err
 	}
 	fail := func(err error) (*server.Server, func(), string, error) {
 		lm.Close()
 		return nil, nil, "", err
-	}
-	set, info, err := resolve(f, lm)
-	if err != nil {
-		return fail(err)
-	}
-	weightPath, why := set.WeightPath(info)
-	if weightPath != "gguf" {
-		// The converted layouts come with the weight-path work; until then
-		// every device runs the GGUF kernels.
-		why = fmt.Sprintf("%s would be chosen (%s), but only gguf is built so far", weightPath, why)
-		weightPath = "gguf"
-	}
-	log.Info("weight path", "path", weightPath, "why", why)
-	if n := set.Int(device.KeyThreads); n > 0 {
-		kernels.SetThreads(int(n))
 	}
 	cfg := lm.Model.Config()
 	maxLen := int(set.Int(device.KeyMaxModelLen))

@@ -6,6 +6,7 @@ package load
 import (
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sort"
@@ -15,6 +16,7 @@ import (
 	"github.com/siskin-ml/siskin/model/qwen3"
 	"github.com/siskin-ml/siskin/model/spark2_5"
 	"github.com/siskin-ml/siskin/tokenizer"
+	"github.com/siskin-ml/siskin/weightpath"
 )
 
 // Architectures maps an architecture name (GGUF general.architecture or
@@ -55,6 +57,8 @@ type Loaded struct {
 	Model      model.Model
 	Tokenizer  *tokenizer.Tokenizer
 	Generation Generation
+	// Weights is the weight path's store (nil for Open).
+	Weights *weightpath.Store
 }
 
 // Close releases the mapped weights.
@@ -74,29 +78,78 @@ func Source(path string) (*model.Source, error) {
 }
 
 // Open loads the model and tokenizer at path (a .gguf file or a Hugging
-// Face folder).
-func Open(path string) (*Loaded, error) {
+// Face folder) with the file's own weight types, packed for the kernels
+// at every start (no cache).
+func Open(path string) (*Loaded, error) { return open(path, nil) }
+
+// Options choose how OpenWith holds the weights.
+type Options struct {
+	// WeightPath is the layout of the linear weights (weightpath.GGUF,
+	// W4A8, W4A16, W8A8; "" is GGUF).
+	WeightPath string
+	// CacheDir is where converted and packed weights are cached ("" is
+	// weightpath.DefaultCacheDir(), "off" disables the cache).
+	CacheDir string
+	// Log receives the weight cache's hit/miss/write lines.
+	Log *slog.Logger
+}
+
+// OpenWith is Open with the weights converted to a weight path and
+// cached on disk, so that the next start maps them.
+func OpenWith(path string, opt Options) (*Loaded, error) { return open(path, &opt) }
+
+func open(path string, opt *Options) (*Loaded, error) {
 	s, err := Source(path)
 	if err != nil {
 		return nil, err
 	}
-	l := &Loaded{Source: s}
-	if l.Model, err = Architectures[s.Arch()](s); err != nil {
+	// The tokenizer (0.2 s for a 128k vocabulary) loads on another core
+	// while the weights are checked and mapped.
+	type tokResult struct {
+		tok *tokenizer.Tokenizer
+		gen Generation
+		err error
+	}
+	tokc := make(chan tokResult, 1)
+	go func() {
+		var r tokResult
+		if s.Format == model.GGUF {
+			r.tok, r.err = tokenizer.FromGGUF(s.GGUF)
+		} else if r.tok, r.err = tokenizer.FromHFDir(path); r.err == nil {
+			r.gen, r.err = ReadGeneration(path)
+		}
+		tokc <- r
+	}()
+	fail := func(err error) (*Loaded, error) {
+		<-tokc
 		s.Close()
 		return nil, err
 	}
-	if s.Format == model.GGUF {
-		l.Tokenizer, err = tokenizer.FromGGUF(s.GGUF)
-	} else {
-		l.Tokenizer, err = tokenizer.FromHFDir(path)
-		if err == nil {
-			err = readGeneration(path, &l.Generation)
+	l := &Loaded{Source: s}
+	if opt != nil {
+		ws, err := weightpath.Open(path, weightpath.Options{Path: opt.WeightPath, CacheDir: opt.CacheDir, Log: opt.Log})
+		if err != nil {
+			return fail(err)
+		}
+		l.Weights, s.Weights = ws, ws
+	}
+	if l.Model, err = Architectures[s.Arch()](s); err != nil {
+		return fail(err)
+	}
+	if ws := l.Weights; ws != nil {
+		// A cache that cannot be written costs the next start time, not
+		// this one its weights; Finish logs why.
+		ws.Finish()
+		if ws.Hit() {
+			go ws.VerifyFull()
 		}
 	}
-	if err != nil {
+	r := <-tokc
+	if r.err != nil {
 		s.Close()
-		return nil, fmt.Errorf("%s: tokenizer: %w", path, err)
+		return nil, fmt.Errorf("%s: tokenizer: %w", path, r.err)
 	}
+	l.Tokenizer, l.Generation = r.tok, r.gen
 	if v := l.Tokenizer.VocabSize(); v > l.Model.Config().Vocab {
 		s.Close()
 		return nil, fmt.Errorf("%s: tokenizer has %d tokens but the model only %d", path, v, l.Model.Config().Vocab)
@@ -104,17 +157,23 @@ func Open(path string) (*Loaded, error) {
 	return l, nil
 }
 
-func readGeneration(dir string, g *Generation) error {
-	p := filepath.Join(dir, "generation_config.json")
+// ReadGeneration reads the sampling defaults of a Hugging Face folder's
+// generation_config.json (none for a GGUF file or a folder without one).
+func ReadGeneration(path string) (Generation, error) {
+	var g Generation
+	if st, err := os.Stat(path); err != nil || !st.IsDir() {
+		return g, nil
+	}
+	p := filepath.Join(path, "generation_config.json")
 	raw, err := os.ReadFile(p)
 	if os.IsNotExist(err) {
-		return nil
+		return g, nil
 	}
 	if err != nil {
-		return err
+		return g, err
 	}
-	if err := json.Unmarshal(raw, g); err != nil {
-		return fmt.Errorf("%s: %w", p, err)
+	if err := json.Unmarshal(raw, &g); err != nil {
+		return g, fmt.Errorf("%s: %w", p, err)
 	}
-	return nil
+	return g, nil
 }

@@ -1,0 +1,448 @@
+package weightpath
+
+import (
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/siskin-ml/siskin/gguf"
+	"github.com/siskin-ml/siskin/kernels"
+	"github.com/siskin-ml/siskin/tensor"
+)
+
+// The cache file is a GGUF file (siskin's own: other readers do not know
+// the weight-path types) holding, for each matrix, its converted
+// row-major bytes (when the path converts it) under the tensor's name and
+// the kernels' packed bytes (when the tier packs it) under name+".packed"
+// as a 1-D I8 array, 64-byte aligned. Metadata records what it was made
+// from and for. Each tensor has two CRC-32Cs: one over three 4 KiB
+// samples (start, middle, end), checked before the file is used, and one
+// over all its bytes, checked in the background once the model is up
+// (a full pass over 1 GB takes longer than the whole start should: 0.25 s
+// on two cores). A failed start-up check is a logged miss and the file is
+// rebuilt; a failed full check removes the file and logs an error asking
+// for a restart, since the weights are already in use by then.
+
+// formatVersion changes whenever the cache file's layout changes.
+const formatVersion = 1
+
+const (
+	keyVersion     = "siskin.weight_cache.version"
+	keySource      = "siskin.weight_cache.source"
+	keyFingerprint = "siskin.weight_cache.fingerprint"
+	keyPath        = "siskin.weight_cache.weight_path"
+	keyLayout      = "siskin.weight_cache.layout"
+	keyCRC         = "siskin.weight_cache.crc32c"
+	keySampleCRC   = "siskin.weight_cache.sample_crc32c"
+	packedSuffix   = ".packed"
+)
+
+// Options configure a Store.
+type Options struct {
+	// Path is the weight path (GGUF, W4A8, W4A16, W8A8; "" is GGUF).
+	Path string
+	// CacheDir holds the cache files; "" means DefaultCacheDir(), and
+	// "off" disables the cache (convert and pack at every start).
+	CacheDir string
+	// Log receives the hit, miss (with its reason) and write lines; nil
+	// logs nothing.
+	Log *slog.Logger
+}
+
+// DefaultCacheDir is $SISKIN_CACHE_DIR, or siskin/weights under the
+// user's cache directory.
+func DefaultCacheDir() string {
+	if d := os.Getenv("SISKIN_CACHE_DIR"); d != "" {
+		return d
+	}
+	d, err := os.UserCacheDir()
+	if err != nil {
+		return filepath.Join(os.TempDir(), "siskin-cache")
+	}
+	return filepath.Join(d, "siskin", "weights")
+}
+
+// A Store hands a model's loader the matrices its kernels run: from a
+// valid cache file (mapped, nothing converted or packed), or converted
+// and packed now and written to the cache at Finish.
+type Store struct {
+	opt         Options
+	src         string
+	fingerprint string
+	file        string // the cache file ("" when the cache is off)
+	cache       *gguf.File
+	missReason  string
+	crcs        []int64 // full checksums of a mapped cache's tensors
+	verifying   sync.WaitGroup
+	closing     atomic.Bool
+
+	mu        sync.Mutex
+	pending   []pendingTensor
+	converted int64 // heap bytes of converted row-major weights
+	matrices  int
+	start     time.Time
+}
+
+type pendingTensor struct {
+	name string
+	typ  tensor.Type
+	dims []uint64
+	data []byte
+}
+
+// Open prepares a Store for the model at src (a GGUF file or Hugging
+// Face folder). A cache file that cannot be used is a miss, not an error;
+// errors are for a source that cannot be read or a bad option.
+func Open(src string, opt Options) (*Store, error) {
+	if opt.Path == "" {
+		opt.Path = GGUF
+	}
+	if err := CheckPath(opt.Path); err != nil {
+		return nil, err
+	}
+	if opt.Log == nil {
+		opt.Log = slog.New(slog.DiscardHandler)
+	}
+	s := &Store{opt: opt, src: src, start: time.Now()}
+	if opt.CacheDir == "off" {
+		s.missReason = "the weight cache is off"
+		return s, nil
+	}
+	fp, err := fingerprint(src)
+	if err != nil {
+		return nil, fmt.Errorf("weight cache: %w", err)
+	}
+	s.fingerprint = fp
+	dir := opt.CacheDir
+	if dir == "" {
+		dir = DefaultCacheDir()
+	}
+	// One file per source location, path and layout: a changed source
+	// finds its old file and replaces it (the fingerprint inside says it
+	// is stale) instead of leaving it behind.
+	abs, err := filepath.Abs(src)
+	if err != nil {
+		return nil, fmt.Errorf("weight cache: %w", err)
+	}
+	loc := sha256.Sum256([]byte(abs))
+	s.file = filepath.Join(dir, fmt.Sprintf("%s-%x-%s-%s.gguf", filepath.Base(abs), loc[:6], opt.Path, layoutTag()))
+	s.cache, s.missReason = s.openCache()
+	if s.cache != nil {
+		opt.Log.Info("weight cache hit", "file", s.file, "weight_path", opt.Path)
+	} else {
+		opt.Log.Info("weight cache miss", "file", s.file, "weight_path", opt.Path, "reason", s.missReason)
+	}
+	return s, nil
+}
+
+// layoutTag names the kernels' packed layout in use (tier and version),
+// or "rowmajor" when the tier packs nothing.
+func layoutTag() string {
+	for _, t := range []tensor.Type{tensor.Q4_0, tensor.Q8_0, tensor.Q4_K, tensor.W4A8} {
+		if l := kernels.PackedLayout(t); l != "" {
+			return l
+		}
+	}
+	return "rowmajor-" + kernels.Tier()
+}
+
+// openCache maps and checks the cache file, or says why it cannot be
+// used.
+func (s *Store) openCache() (*gguf.File, string) {
+	if _, err := os.Stat(s.file); err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, "no cache file yet for this source, weight path and kernel layout"
+		}
+		return nil, err.Error()
+	}
+	f, err := gguf.Open(s.file)
+	if err != nil {
+		return nil, "unreadable: " + err.Error()
+	}
+	want := map[string]any{
+		keyVersion: uint64(formatVersion<<16 | policyVersion), keyFingerprint: s.fingerprint,
+		keyPath: s.opt.Path, keyLayout: layoutTag(),
+	}
+	for k, v := range want {
+		var got any
+		var ok bool
+		if u, isU := v.(uint64); isU {
+			var g uint64
+			g, ok = f.Uint(k)
+			got, ok = g, ok && g == u
+		} else {
+			got, ok = f.String(k)
+			ok = ok && got == v
+		}
+		if !ok {
+			f.Close()
+			return nil, fmt.Sprintf("stale: %s is %v, want %v", k, got, v)
+		}
+	}
+	crcs, ok1 := f.Int64s(keyCRC)
+	samples, ok2 := f.Int64s(keySampleCRC)
+	if !ok1 || !ok2 || len(crcs) != len(f.Tensors) || len(samples) != len(f.Tensors) {
+		f.Close()
+		return nil, "corrupt: the checksum tables do not match the tensors"
+	}
+	for i := range f.Tensors {
+		if sampleCRC(f.Tensors[i].Data) != samples[i] {
+			f.Close()
+			return nil, "corrupt: checksum mismatch in " + f.Tensors[i].Name
+		}
+	}
+	s.crcs = crcs
+	return f, ""
+}
+
+// sampleCRC is the CRC-32C of three 4 KiB samples of b: its start,
+// middle and end.
+func sampleCRC(b []byte) int64 {
+	const n = 4 << 10
+	if len(b) <= 3*n {
+		return int64(crc32.Checksum(b, castagnoli))
+	}
+	mid := len(b)/2 - n/2
+	c := crc32.Update(0, castagnoli, b[:n])
+	c = crc32.Update(c, castagnoli, b[mid:mid+n])
+	return int64(crc32.Update(c, castagnoli, b[len(b)-n:]))
+}
+
+// VerifyFull checks every byte of a mapped cache against its full
+// checksums, on one core (the model is serving meanwhile), and stops
+// early when the Store is closed. On a mismatch it removes the cache
+// file and logs an error; the next start rebuilds it. It does nothing
+// after a miss.
+func (s *Store) VerifyFull() error {
+	s.mu.Lock()
+	f, crcs := s.cache, s.crcs
+	if f == nil || s.closing.Load() {
+		s.mu.Unlock()
+		return nil
+	}
+	s.verifying.Add(1)
+	s.mu.Unlock()
+	defer s.verifying.Done()
+	for i := range f.Tensors {
+		if s.closing.Load() {
+			return nil
+		}
+		t := &f.Tensors[i]
+		if int64(crc32.Checksum(t.Data, castagnoli)) != crcs[i] {
+			err := fmt.Errorf("%s: checksum mismatch in %s", s.file, t.Name)
+			os.Remove(s.file)
+			s.opt.Log.Error("weight cache corrupt; the file is removed and the next start rebuilds it; restart to stop using these weights", "file", s.file, "tensor", t.Name)
+			return err
+		}
+	}
+	return nil
+}
+
+// Hit reports whether the weights come from a valid cache file.
+func (s *Store) Hit() bool { return s.cache != nil }
+
+// File is the cache file's path ("" when the cache is off).
+func (s *Store) File() string { return s.file }
+
+// MissReason says why the cache was not used ("" on a hit).
+func (s *Store) MissReason() string { return s.missReason }
+
+// MappedBytes is the size of the mapped cache file (0 on a miss).
+func (s *Store) MappedBytes() int64 {
+	if s.cache == nil {
+		return 0
+	}
+	return int64(s.cache.FileBytes())
+}
+
+// ConvertedBytes is the heap held by weights converted at this start.
+func (s *Store) ConvertedBytes() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.converted
+}
+
+// Matrix returns the matrix the kernels should use for m (a weight as
+// the source holds it): converted to the weight path and prepared
+// (packed) for the kernels, from the cache when it holds it.
+func (s *Store) Matrix(m *tensor.Matrix) (*tensor.Matrix, error) {
+	target := Target(s.opt.Path, m.Name, m.Type, m.Cols)
+	if s.cache != nil {
+		if w, ok, err := s.fromCache(m, target); ok || err != nil {
+			return w, err
+		}
+		// The cache lacks this matrix (it was made without it): convert
+		// it now; the cache is not rewritten for one matrix.
+		s.opt.Log.Warn("weight cache lacks a tensor; converting it at this start", "file", s.file, "tensor", m.Name)
+	}
+	w := m
+	if target != m.Type {
+		var err error
+		if w, err = convert(m, target); err != nil {
+			return nil, err
+		}
+	}
+	kernels.Prepare(w)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.matrices++
+	if w != m {
+		s.converted += int64(len(w.Data))
+		s.pending = append(s.pending, pendingTensor{w.Name, w.Type, []uint64{uint64(w.Cols), uint64(w.Rows)}, w.Data})
+	}
+	if p := kernels.Packed(w); p != nil {
+		s.pending = append(s.pending, pendingTensor{w.Name + packedSuffix, tensor.I8, []uint64{uint64(len(p))}, p})
+	}
+	return w, nil
+}
+
+func (s *Store) fromCache(m *tensor.Matrix, target tensor.Type) (*tensor.Matrix, bool, error) {
+	w := m
+	if target != m.Type {
+		t, ok := s.cache.Tensor(m.Name)
+		if !ok {
+			return nil, false, nil
+		}
+		if t.Type != target || len(t.Dims) != 2 || t.Dims[0] != uint64(m.Cols) || t.Dims[1] != uint64(m.Rows) {
+			return nil, false, fmt.Errorf("%s: tensor %s is %s %v, want %s [%d %d]", s.file, m.Name, t.Type, t.Dims, target, m.Cols, m.Rows)
+		}
+		w = &tensor.Matrix{Name: m.Name, Type: t.Type, Rows: m.Rows, Cols: m.Cols, Data: t.Data}
+	}
+	if kernels.PackedLayout(w.Type) == "" {
+		return w, true, nil
+	}
+	p, ok := s.cache.Tensor(m.Name + packedSuffix)
+	if !ok {
+		return nil, false, nil
+	}
+	if err := kernels.Adopt(w, p.Data); err != nil {
+		return nil, false, fmt.Errorf("%s: %w", s.file, err)
+	}
+	return w, true, nil
+}
+
+// convert dequantizes m row by row and quantizes it to typ, on all cores.
+func convert(m *tensor.Matrix, typ tensor.Type) (*tensor.Matrix, error) {
+	stride, err := tensor.RowBytes(typ, m.Cols)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", m.Name, err)
+	}
+	w := &tensor.Matrix{Name: m.Name, Type: typ, Rows: m.Rows, Cols: m.Cols, Data: make([]byte, stride*m.Rows)}
+	src := m.RowStride()
+	n := runtime.GOMAXPROCS(0)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for g := range n {
+		wg.Go(func() {
+			x := make([]float32, m.Cols)
+			for r := g; r < m.Rows && errs[g] == nil; r += n {
+				if err := tensor.Dequantize(x, m.Type, m.Data[r*src:(r+1)*src]); err != nil {
+					errs[g] = err
+				} else {
+					errs[g] = QuantizeRow(w.Data[r*stride:(r+1)*stride], typ, x)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("%s: converting to %s: %w", m.Name, typ, err)
+	}
+	return w, nil
+}
+
+// Finish writes the cache file after a miss (atomically: a temporary
+// file renamed into place), and logs what the start did. A failure to
+// write is logged and returned; the loaded weights stay usable.
+func (s *Store) Finish() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cache != nil {
+		s.opt.Log.Info("weights mapped from the cache", "file", s.file, "bytes", s.MappedBytesLocked(), "seconds", time.Since(s.start).Seconds())
+		return nil
+	}
+	took := time.Since(s.start)
+	if s.file == "" || len(s.pending) == 0 {
+		s.opt.Log.Info("weights prepared", "weight_path", s.opt.Path, "matrices", s.matrices, "seconds", took.Seconds(), "cached", false)
+		s.pending = nil
+		return nil
+	}
+	err := s.write()
+	s.pending = nil
+	if err != nil {
+		s.opt.Log.Warn("weight cache not written", "file", s.file, "error", err)
+		return err
+	}
+	s.opt.Log.Info("weights converted and cached", "weight_path", s.opt.Path, "matrices", s.matrices,
+		"converted_bytes", s.converted, "seconds", took.Seconds(), "file", s.file)
+	return nil
+}
+
+// MappedBytesLocked is MappedBytes for callers holding s.mu.
+func (s *Store) MappedBytesLocked() int64 { return int64(s.cache.FileBytes()) }
+
+func (s *Store) write() error {
+	b := gguf.NewBuilder()
+	b.Add("general.alignment", uint32(64))
+	b.Add(keyVersion, uint64(formatVersion<<16|policyVersion))
+	b.Add(keySource, s.src)
+	b.Add(keyFingerprint, s.fingerprint)
+	b.Add(keyPath, s.opt.Path)
+	b.Add(keyLayout, layoutTag())
+	crcs, samples := make([]int64, len(s.pending)), make([]int64, len(s.pending))
+	for i, t := range s.pending {
+		crcs[i] = int64(crc32.Checksum(t.data, castagnoli))
+		samples[i] = sampleCRC(t.data)
+	}
+	b.Add(keyCRC, crcs)
+	b.Add(keySampleCRC, samples)
+	for _, t := range s.pending {
+		b.AddTensor(t.name, t.typ, t.dims, t.data)
+	}
+	if err := os.MkdirAll(filepath.Dir(s.file), 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(filepath.Dir(s.file), ".weights-*.tmp")
+	if err != nil {
+		return err
+	}
+	_, err = b.WriteTo(f)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), s.file)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+	}
+	return err
+}
+
+// Close unmaps the cache file; the matrices it gave must be released
+// from the kernels first.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	s.closing.Store(true)
+	s.mu.Unlock()
+	s.verifying.Wait()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cache == nil {
+		return nil
+	}
+	err := s.cache.Close()
+	s.cache = nil
+	return err
+}
