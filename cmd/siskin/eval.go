@@ -174,7 +174,7 @@ func writeEvalTable(w io.Writer, o *evalOutput) error {
 		fmt.Fprintf(bw, "| %3d | %-40s | %6d | %6.1f%% | %10.3g | %10.3g | %7s |\n", i+1, clip(r.Prompt, 40),
 			r.PromptTokens, 100*r.Top1Agreement, r.MeanKL, r.MaxKL, div)
 	}
-	fmt.Fprintf(bw, "| %3s | %-40s | %6s | %6.1f%% | %10.3g | %10.3g | %7.1f |\n", "", "all", "",
+	fmt.Fprintf(bw, "| %3s | %-40s | %6s | %6.1f%% | %10.3g | %10.3g | %7.2f |\n", "", "all", "",
 		100*o.Top1Agreement, o.MeanKL, o.MaxKL, o.MeanTokensToDivergence)
 	fmt.Fprintf(bw, "\ntop-1 agreement %.2f%% (%d/%d), mean KL %.4g, mean tokens to divergence %.2f of %d, %d/%d prompts match fully\n",
 		100*o.Top1Agreement, o.Top1Matches, o.Positions, o.MeanKL, o.MeanTokensToDivergence, o.NewTokens, o.FullMatches, o.Prompts)
