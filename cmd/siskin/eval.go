@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"slices"
 	"strings"
@@ -16,15 +17,16 @@ import (
 	"github.com/siskin-ml/siskin/kernels"
 	"github.com/siskin-ml/siskin/model/load"
 	"github.com/siskin-ml/siskin/tensor"
+	"github.com/siskin-ml/siskin/weightpath"
 )
 
-// openForEval loads the model under test with a weight path. Only the
-// native GGUF path exists for now.
-var openForEval = func(path, weightPath string) (*load.Loaded, error) {
-	if weightPath != "" && weightPath != "gguf" {
-		return nil, fmt.Errorf("weight path %q is not available yet", weightPath)
+// openForEval loads the model under test with a weight path (converted
+// weights are cached like serve's; the cache lines go to log).
+func openForEval(path, weightPath, cacheDir string, log *slog.Logger) (*load.Loaded, error) {
+	if err := weightpath.CheckPath(weightPath); weightPath != "" && err != nil {
+		return nil, err
 	}
-	return load.Open(path)
+	return load.OpenWith(path, load.Options{WeightPath: weightPath, CacheDir: cacheDir, Log: log})
 }
 
 // evalOutput is siskin eval --json: the summary with what was compared.
@@ -42,6 +44,7 @@ const positionsNote = "per prompt, the n predictions of the reference's n greedy
 
 func evalCmd() *cobra.Command {
 	var (
+		weightCache                                 string
 		modelPath, refPath, weightPath, promptsPath string
 		n, threads                                  int
 		asJSON                                      bool
@@ -87,7 +90,7 @@ per line (blank lines skipped), or a built-in set of 12.`,
 				return err
 			}
 			defer ref.Close()
-			lm, err := openForEval(modelPath, weightPath)
+			lm, err := openForEval(modelPath, weightPath, weightCache, slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil)))
 			if err != nil {
 				return fmt.Errorf("%s: %w", modelPath, err)
 			}
@@ -122,6 +125,7 @@ per line (blank lines skipped), or a built-in set of 12.`,
 	f.StringVarP(&modelPath, "model", "m", "", "model under test: a .gguf file or a Hugging Face folder")
 	f.StringVar(&refPath, "reference", "", "reference weights of the same model (F32/BF16/F16 GGUF or Hugging Face folder)")
 	f.StringVar(&weightPath, "weight-path", "gguf", "how MODEL's weights are stored and computed: gguf (as in the file), w4a8, w4a16, w8a8")
+	f.StringVar(&weightCache, "weight-cache", "", "directory of converted and packed weights, or off (default $SISKIN_CACHE_DIR, else the user cache directory)")
 	f.IntVarP(&n, "n-predict", "n", 32, "greedy tokens per prompt (the positions measured)")
 	f.StringVar(&promptsPath, "prompts", "", "file of prompts, one per line (default: a built-in set of 12)")
 	f.IntVarP(&threads, "threads", "t", 0, "threads (default: all cores)")

@@ -140,7 +140,7 @@ func TestEvalErrors(t *testing.T) {
 		{[]string{"eval", "-m", spark}, []string{"--reference REF is required"}},
 		{[]string{"eval", "-m", spark, "--reference", spark, "-n", "0"}, []string{"-n must be at least 1"}},
 		{[]string{"eval", "-m", qwen, "--reference", spark}, []string{qwen, spark, "architectures differ"}},
-		{[]string{"eval", "-m", spark, "--reference", spark, "--weight-path", "w4a8"}, []string{spark, `weight path "w4a8" is not available yet`}},
+		{[]string{"eval", "-m", spark, "--reference", spark, "--weight-path", "w5a5"}, []string{spark, `unknown weight path "w5a5"`}},
 		{[]string{"eval", "-m", spark, "--reference", "/nonexistent/ref.gguf"}, []string{"/nonexistent/ref.gguf"}},
 		{[]string{"eval", "-m", spark, "--reference", spark, "--prompts", "/nonexistent/prompts.txt"}, []string{"/nonexistent/prompts.txt"}},
 		{[]string{"eval", "-m", spark, "--reference", spark, "--prompts", empty}, []string{empty, "no prompts"}},
