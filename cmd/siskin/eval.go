@@ -90,7 +90,9 @@ per line (blank lines skipped), or a built-in set of 12.`,
 				return err
 			}
 			defer ref.Close()
-			lm, err := openForEval(modelPath, weightPath, weightCache, slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil)))
+			// Only cache problems are worth a line beside the report.
+			log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelWarn}))
+			lm, err := openForEval(modelPath, weightPath, weightCache, log)
 			if err != nil {
 				return fmt.Errorf("%s: %w", modelPath, err)
 			}
