@@ -246,6 +246,9 @@ func (s *Store) VerifyFull() error {
 	return nil
 }
 
+// Path is the weight path.
+func (s *Store) Path() string { return s.opt.Path }
+
 // Hit reports whether the weights come from a valid cache file.
 func (s *Store) Hit() bool { return s.cache != nil }
 
@@ -261,6 +264,19 @@ func (s *Store) MappedBytes() int64 {
 		return 0
 	}
 	return int64(s.cache.FileBytes())
+}
+
+// MappedData lists the mapped cache's tensors (nil on a miss), for a
+// memory ledger.
+func (s *Store) MappedData() [][]byte {
+	if s.cache == nil {
+		return nil
+	}
+	out := make([][]byte, len(s.cache.Tensors))
+	for i := range s.cache.Tensors {
+		out[i] = s.cache.Tensors[i].Data
+	}
+	return out
 }
 
 // ConvertedBytes is the heap held by weights converted at this start.

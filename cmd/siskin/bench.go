@@ -6,7 +6,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/siskin-ml/siskin/bench"
-	"github.com/siskin-ml/siskin/model/load"
 )
 
 func benchCmd() *cobra.Command {
@@ -22,6 +21,7 @@ func benchCmd() *cobra.Command {
 		seed          uint64
 		skipBandwidth bool
 	)
+	var wf weightFlags
 	cmd := &cobra.Command{
 		Use:   "bench -m MODEL [-p 512] [-n 128] [-t 2] [-r 3] [--json]",
 		Short: "Measure prompt processing and generation speed, like llama-bench, against the memory bandwidth",
@@ -48,7 +48,7 @@ of the ceiling that bandwidth sets: bandwidth / bytes of weights read per token.
 			if bwMiB < 1 {
 				return fmt.Errorf("--bw-mib must be at least 1, got %d", bwMiB)
 			}
-			lm, err := load.Open(modelPath)
+			lm, err := wf.open(modelPath, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
@@ -69,6 +69,7 @@ of the ceiling that bandwidth sets: bandwidth / bytes of weights read per token.
 		},
 	}
 	f := cmd.Flags()
+	wf.register(f)
 	f.StringVarP(&modelPath, "model", "m", "", "model: a .gguf file or a Hugging Face folder")
 	f.IntSliceVarP(&prompts, "n-prompt", "p", []int{512}, "prompt lengths to test (comma-separated; 0 skips)")
 	f.IntSliceVarP(&gens, "n-gen", "n", []int{128}, "generation lengths to test (comma-separated; 0 skips)")

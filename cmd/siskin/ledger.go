@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"runtime"
 	"strings"
 	"time"
@@ -11,7 +12,6 @@ import (
 
 	"github.com/siskin-ml/siskin/kernels"
 	"github.com/siskin-ml/siskin/ledger"
-	"github.com/siskin-ml/siskin/model/load"
 	"github.com/siskin-ml/siskin/sample"
 	"github.com/siskin-ml/siskin/tokenizer"
 )
@@ -23,6 +23,7 @@ func ledgerCmd() *cobra.Command {
 		threads       int
 		jsonOut, noGC bool
 	)
+	var wf weightFlags
 	cmd := &cobra.Command{
 		Use:   "ledger -m MODEL [--ctx N] [--json]",
 		Short: "Load a model, run one request, and print where every resident byte is",
@@ -43,7 +44,7 @@ same report as GET /debug/memory does.`,
 			if threads > 0 {
 				kernels.SetThreads(threads)
 			}
-			rep, run, err := measureLedger(modelPath, ctxLen, gen, !noGC)
+			rep, run, err := measureLedger(&wf, cmd.ErrOrStderr(), modelPath, ctxLen, gen, !noGC)
 			if err != nil {
 				return err
 			}
@@ -58,6 +59,7 @@ same report as GET /debug/memory does.`,
 		},
 	}
 	f := cmd.Flags()
+	wf.register(f)
 	f.StringVarP(&modelPath, "model", "m", "", "model: a .gguf file or a Hugging Face folder")
 	f.IntVar(&ctxLen, "ctx", 256, "positions the request fills (prompt plus generated tokens)")
 	f.IntVarP(&gen, "n-predict", "n", 8, "tokens to generate after the prompt")
@@ -79,9 +81,9 @@ const prefillChunk = 256
 // measureLedger loads the model with every buffer registered, runs one
 // request straight through the model (so its KV cache is still held and
 // listed per layer when the report is taken) and reports.
-func measureLedger(path string, ctxLen, gen int, gc bool) (*ledger.Report, ledgerRun, error) {
+func measureLedger(wf *weightFlags, log io.Writer, path string, ctxLen, gen int, gc bool) (*ledger.Report, ledgerRun, error) {
 	led := ledger.New()
-	lm, err := load.Open(path)
+	lm, err := wf.open(path, log)
 	if err != nil {
 		return nil, ledgerRun{}, err
 	}

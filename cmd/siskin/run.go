@@ -13,7 +13,6 @@ import (
 
 	"github.com/siskin-ml/siskin/engine"
 	"github.com/siskin-ml/siskin/kernels"
-	"github.com/siskin-ml/siskin/model/load"
 	"github.com/siskin-ml/siskin/sample"
 	"github.com/siskin-ml/siskin/tokenizer"
 )
@@ -26,6 +25,7 @@ func runCmd() *cobra.Command {
 		seed                         uint64
 		printIDs, ignoreEOS          bool
 	)
+	var wf weightFlags
 	cmd := &cobra.Command{
 		Use:   "run -m MODEL [-p TEXT | --prompt-ids 0,48,...]",
 		Short: "Generate text from a prompt, streaming it as it is produced",
@@ -46,7 +46,7 @@ func runCmd() *cobra.Command {
 			if threads > 0 {
 				kernels.SetThreads(threads)
 			}
-			lm, err := load.Open(modelPath)
+			lm, err := wf.open(modelPath, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
@@ -116,6 +116,7 @@ func runCmd() *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
+	wf.register(f)
 	f.StringVarP(&modelPath, "model", "m", "", "model: a .gguf file or a Hugging Face folder")
 	f.StringVarP(&prompt, "prompt", "p", "", "prompt text")
 	f.StringVar(&promptIDs, "prompt-ids", "", "prompt as comma-separated token ids")

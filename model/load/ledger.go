@@ -17,6 +17,15 @@ func (l *Loaded) RegisterMemory(led *ledger.Ledger) {
 		b := kernels.PreparedBytes()
 		return b, b
 	})
+	if ws := l.Weights; ws != nil {
+		if data := ws.MappedData(); data != nil {
+			led.AddMapped("weights from the weight cache (mapped)", ledger.WeightsConverted, data...)
+		}
+		led.AddFunc("weights converted to "+ws.Path()+" (heap)", ledger.WeightsConverted, func() (int64, int64) {
+			b := ws.ConvertedBytes()
+			return b, b
+		})
+	}
 	if r, ok := l.Model.(model.MemoryRegistrar); ok {
 		r.RegisterMemory(led)
 	}

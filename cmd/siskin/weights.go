@@ -1,0 +1,35 @@
+package main
+
+import (
+	"io"
+	"log/slog"
+
+	"github.com/spf13/pflag"
+
+	"github.com/siskin-ml/siskin/device"
+	"github.com/siskin-ml/siskin/model/load"
+	"github.com/siskin-ml/siskin/weightpath"
+)
+
+// weightFlags are the --weight-path and --weight-cache flags of the
+// commands that load a model the way serve does (run, bench, ledger).
+type weightFlags struct{ path, cache string }
+
+func (w *weightFlags) register(fl *pflag.FlagSet) {
+	fl.StringVar(&w.path, "weight-path", "auto", "weight layout and kernels: auto (chosen from the CPU, as serve does), gguf, w4a8, w4a16 or w8a8")
+	fl.StringVar(&w.cache, "weight-cache", "", "directory of converted and packed weights, or off (default $SISKIN_CACHE_DIR, else the user cache directory)")
+}
+
+// open loads model with the chosen weight path; weight-cache problems
+// (not hits and misses) are logged to log.
+func (w *weightFlags) open(model string, log io.Writer) (*load.Loaded, error) {
+	path := w.path
+	if path == "" || path == device.WeightPathAuto {
+		path, _ = device.ChooseWeightPath(device.Probe(), device.PrioritySpeed)
+	}
+	if err := weightpath.CheckPath(path); err != nil {
+		return nil, err
+	}
+	l := slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	return load.OpenWith(model, load.Options{WeightPath: path, CacheDir: w.cache, Log: l})
+}
