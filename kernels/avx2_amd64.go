@@ -15,7 +15,7 @@ import (
 // check every bound the assembly relies on.
 
 func avx2Kernels() map[tensor.Type]*matKernel {
-	return map[tensor.Type]*matKernel{
+	m := map[tensor.Type]*matKernel{
 		tensor.F32: {float: true,
 			vec: floatVec(4, f32At, f32VecAVX2), vec4: floatVec4(4, f32At, f32Vec4AVX2)},
 		tensor.F16: {float: true,
@@ -37,6 +37,10 @@ func avx2Kernels() map[tensor.Type]*matKernel {
 			vec: blockVec(210, 308, q6kVecAVX2), vec4: blockVec4(210, 308, q6kVec4AVX2),
 			packed: with8(packedAVX2(8*210, 308, q6kPackVecAVX2, q6kPackVec4AVX2), 8*210, 308, q6kPackVec8AVX2)},
 	}
+	// W4A8/W8A8: the packed Q4_0/Q8_0 kernels once prepared, Go on q8a
+	// otherwise (weightpath.go).
+	m[tensor.W4A8], m[tensor.W8A8] = q8aWeightKernels(quantQ8aFast, m[tensor.Q4_0].packed, m[tensor.Q8_0].packed)
+	return m
 }
 
 type vecAsm func(out []float32, w []byte, stride, blocks int, x []byte)
