@@ -66,7 +66,9 @@ func plan(w *tensor.Matrix) *prepared {
 	if k == nil || k.packed == nil || w.Rows == 0 || w.Cols == 0 {
 		return nil
 	}
-	bs, bb := w.Type.BlockSize(), w.Type.BlockBytes()
+	// The kernels see blocks of the layout type (32-blocks for W4A8/W8A8).
+	lt := packLayout(w.Type)
+	bs, bb := lt.BlockSize(), lt.BlockBytes()
 	p := &prepared{
 		tier: t, typ: w.Type, rows: w.Rows, cols: w.Cols,
 		src: unsafe.SliceData(w.Data), srcLen: len(w.Data),

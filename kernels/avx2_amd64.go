@@ -15,13 +15,14 @@ import (
 // check every bound the assembly relies on.
 
 func avx2Kernels() map[tensor.Type]*matKernel {
-	return map[tensor.Type]*matKernel{
+	m := map[tensor.Type]*matKernel{
 		tensor.F32: {float: true,
 			vec: floatVec(4, f32At, f32VecAVX2), vec4: floatVec4(4, f32At, f32Vec4AVX2)},
 		tensor.F16: {float: true,
 			vec: floatVec(2, f16At, f16VecAVX2), vec4: floatVec4(2, f16At, f16Vec4AVX2)},
 		tensor.BF16: {float: true,
 			vec: floatVec(2, bf16At, bf16VecAVX2), vec4: floatVec4(2, bf16At, bf16Vec4AVX2)},
+		tensor.W4A16: {float: true, vec: w4a16Vec, vec4: w4a16Vec4},
 		tensor.Q8_0: {actBytes: q8aBytes, quant: quantQ8aFast,
 			vec: blockVec(34, 72, q8_0VecAVX2), vec4: blockVec4(34, 72, q8_0Vec4AVX2),
 			packed: packedAVX2(8*34, 72, q8_0PackVecAVX2, q8_0PackVec4AVX2)},
@@ -37,6 +38,10 @@ func avx2Kernels() map[tensor.Type]*matKernel {
 			vec: blockVec(210, 308, q6kVecAVX2), vec4: blockVec4(210, 308, q6kVec4AVX2),
 			packed: with8(packedAVX2(8*210, 308, q6kPackVecAVX2, q6kPackVec4AVX2), 8*210, 308, q6kPackVec8AVX2)},
 	}
+	// W4A8/W8A8: the packed Q4_0/Q8_0 kernels once prepared, Go on q8a
+	// otherwise (weightpath.go).
+	m[tensor.W4A8], m[tensor.W8A8] = q8aWeightKernels(quantQ8aFast, m[tensor.Q4_0].packed, m[tensor.Q8_0].packed)
+	return m
 }
 
 type vecAsm func(out []float32, w []byte, stride, blocks int, x []byte)
@@ -226,3 +231,47 @@ func q5kVecAVX2(out []float32, w []byte, stride, blocks int, x []byte)
 
 //go:noescape
 func q5kVec4AVX2(out []float32, ostride int, w []byte, stride, rows, blocks int, x []byte, xstride int)
+
+// w4a16Vec and w4a16Vec4 wrap the W4A16 kernels (w4a16_avx2_amd64.s):
+// rows of whole 66-byte groups of 128 elements, float32 activations.
+func w4a16Vec(out []float32, w []byte, stride int, xb []byte) {
+	x := bytesF32(xb)
+	groups, rows := stride/66, len(out)
+	if rows == 0 {
+		return
+	}
+	if stride != groups*66 || len(w) < rows*stride || len(x) < groups*tensor.WeightGroup {
+		panic(fmt.Sprintf("kernels: bad kernel arguments: %d rows, stride %d, %d weight bytes, %d activations", rows, stride, len(w), len(x)))
+	}
+	if groups == 0 {
+		clear(out)
+		return
+	}
+	w4a16VecAVX2(out, w, stride, groups, x)
+}
+
+func w4a16Vec4(out []float32, ostride int, w []byte, stride, rows int, xb []byte, xstride int) {
+	x := bytesF32(xb)
+	groups := stride / 66
+	cols, xs := groups*tensor.WeightGroup, xstride/4
+	if rows <= 0 {
+		return
+	}
+	if stride != groups*66 || len(w) < rows*stride || ostride < rows || len(out) < 3*ostride+rows ||
+		xstride != 4*xs || xs < cols || len(x) < 3*xs+cols {
+		panic(fmt.Sprintf("kernels: bad kernel arguments: %d rows, stride %d, %d weight bytes, %d activations", rows, stride, len(w), len(x)))
+	}
+	if groups == 0 {
+		for i := 0; i < 4; i++ {
+			clear(out[i*ostride : i*ostride+rows])
+		}
+		return
+	}
+	w4a16Vec4AVX2(out, ostride, w, stride, rows, groups, x, xs)
+}
+
+//go:noescape
+func w4a16VecAVX2(out []float32, w []byte, stride, groups int, x []float32)
+
+//go:noescape
+func w4a16Vec4AVX2(out []float32, ostride int, w []byte, stride, rows, groups int, x []float32, xstride int)

@@ -15,7 +15,8 @@ import (
 )
 
 // decodeTypes are the weight types of the models siskin targets.
-var decodeTypes = []tensor.Type{tensor.Q4_K, tensor.Q5_K, tensor.Q6_K, tensor.Q4_0, tensor.Q8_0, tensor.F16, tensor.BF16, tensor.F32}
+var decodeTypes = []tensor.Type{tensor.Q4_K, tensor.Q5_K, tensor.Q6_K, tensor.Q4_0, tensor.Q8_0, tensor.F16, tensor.BF16, tensor.F32,
+	tensor.W4A16, tensor.W4A8, tensor.W8A8}
 
 // BenchmarkKernelCompute: one thread on a matrix that stays in L2, so the
 // kernel's own speed shows (weight bytes per second), not the memory's.
@@ -395,6 +396,48 @@ func BenchmarkActivations(b *testing.B) {
 					rates = append(rates, float64(op.n)/(threadCPU()-c0).Seconds()/1e9)
 				}
 				b.ReportMetric(median(rates), "cpu-Gelem/s")
+			})
+		}
+	}
+}
+
+// BenchmarkW4A16: one thread, the W4A16 kernels of the fastest tier
+// against the generic W4A16 kernel and the same tier's F16 kernel on the
+// same shape, for decode (1 activation row) and prefill (n rows). The
+// three run alternately within each iteration, timed by thread CPU, so
+// the reported ratios (x-generic: generic time / W4A16 time; x-f16: F16
+// time / W4A16 time) come from one run under the same load.
+func BenchmarkW4A16(b *testing.B) {
+	defer kernels.SetThreads(0)
+	tiers := kernels.Tiers()
+	best := tiers[len(tiers)-1]
+	rng := newRNG(17)
+	for _, sh := range [][2]int{{2048, 2048}, {6144, 2048}} {
+		rows, cols := sh[0], sh[1]
+		w4 := randomMatrix(rng, tensor.W4A16, rows, cols)
+		f16 := randomMatrix(rng, tensor.F16, rows, cols)
+		for _, n := range []int{1, 16} {
+			x := randomVec(rng, n*cols)
+			out := make([]float32, n*rows)
+			b.Run(fmt.Sprintf("%s/%dx%d/n=%d", best, rows, cols, n), func(b *testing.B) {
+				kernels.SetThreads(1)
+				runtime.LockOSThread()
+				defer runtime.UnlockOSThread()
+				timed := func(tier string, w *tensor.Matrix) time.Duration {
+					defer kernels.UseTier(tier)()
+					c := threadCPU()
+					kernels.MatMul(out, w, x, n)
+					return threadCPU() - c
+				}
+				var tw, tg, tf time.Duration
+				for b.Loop() {
+					tw += timed(best, w4)
+					tg += timed("generic", w4)
+					tf += timed(best, f16)
+				}
+				b.ReportMetric(float64(rows*cols*n)*float64(b.N)/tw.Seconds()/1e9, "cpu-GMAC/s")
+				b.ReportMetric(tg.Seconds()/tw.Seconds(), "x-generic")
+				b.ReportMetric(tf.Seconds()/tw.Seconds(), "x-f16")
 			})
 		}
 	}

@@ -67,6 +67,8 @@ func Dot(t tensor.Type, row []byte, x []float32) float32 {
 		return dotF16(row, x)
 	case tensor.BF16:
 		return dotBF16(row, x)
+	case tensor.W4A16:
+		return dotW4A16(row, x)
 	}
 	return dotQuant(t, row, x)
 }
@@ -81,6 +83,8 @@ func dotFunc(t tensor.Type) dotFn {
 		return dotF16
 	case tensor.BF16:
 		return dotBF16
+	case tensor.W4A16, tensor.W4A8:
+		return dotW4A16
 	}
 	return func(row []byte, x []float32) float32 { return dotQuant(t, row, x) }
 }
@@ -124,6 +128,35 @@ func dotBF16(row []byte, x []float32) float32 {
 		s += float64(tensor.BF16ToFloat32(binary.LittleEndian.Uint16(row[2*i:]))) * float64(xv)
 	}
 	return float32(s)
+}
+
+// dotW4A16 is Dot for the W4 layout (W4A16, and W4A8 on the float path)
+// without dequantizing through a buffer: the weight (q-8)*d is exact in
+// float32 (4 bits times fp16's 11), its product with x exact in float64,
+// and the products are summed in float64 in element order, so it gives
+// dotQuant's bits. It is the reference of the W4A16 kernels.
+func dotW4A16(row []byte, x []float32) float32 {
+	var s float64
+	for g := 0; g < len(x); g += tensor.WeightGroup {
+		s = dotW4Group(s, row[g/tensor.WeightGroup*66:], (*[tensor.WeightGroup]float32)(x[g:]))
+	}
+	return float32(s)
+}
+
+// dotW4Group adds the products of one W4 block b with x to s, in element
+// order.
+func dotW4Group(s float64, b []byte, x *[tensor.WeightGroup]float32) float64 {
+	d := float64(fp16At(b))
+	for sb := 0; sb < 4; sb++ {
+		qs := b[2+16*sb : 18+16*sb]
+		for j := 0; j < 16; j++ {
+			s += float64(int(qs[j]&0x0f)-8) * d * float64(x[32*sb+j])
+		}
+		for j := 0; j < 16; j++ {
+			s += float64(int(qs[j]>>4)-8) * d * float64(x[32*sb+16+j])
+		}
+	}
+	return s
 }
 
 func dotQuant(t tensor.Type, row []byte, x []float32) float32 {

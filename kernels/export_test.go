@@ -96,7 +96,8 @@ func PackedTypes(name string) []tensor.Type {
 		panic("unknown tier " + name)
 	}
 	var ts []tensor.Type
-	for _, typ := range []tensor.Type{tensor.F32, tensor.F16, tensor.BF16, tensor.Q4_0, tensor.Q4_1, tensor.Q8_0, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K} {
+	for _, typ := range []tensor.Type{tensor.F32, tensor.F16, tensor.BF16, tensor.Q4_0, tensor.Q4_1, tensor.Q8_0, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K,
+		tensor.W4A8, tensor.W4A16, tensor.W8A8} {
 		if k := kernelSets[t][typ]; k != nil && k.packed != nil {
 			ts = append(ts, typ)
 		}
@@ -123,4 +124,12 @@ func PackedVec8(name string, typ tensor.Type) bool {
 	t, _ := parseTier(name)
 	k := kernelSets[t][typ]
 	return k != nil && k.packed != nil && k.packed.vec8 != nil
+}
+
+// PackedData returns the packed copy of a prepared w (nil if none).
+func PackedData(w *tensor.Matrix) []byte {
+	if p := lookupPrepared(w); p != nil {
+		return p.data
+	}
+	return nil
 }

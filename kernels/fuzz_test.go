@@ -16,14 +16,17 @@ import (
 // (checkKernel). The corpus is in testdata/fuzz; run one with, e.g.,
 // go test -fuzz FuzzDotQ4K ./kernels/.
 
-func FuzzDotQ4_0(f *testing.F) { fuzzDot(f, tensor.Q4_0) }
-func FuzzDotQ8_0(f *testing.F) { fuzzDot(f, tensor.Q8_0) }
-func FuzzDotQ4K(f *testing.F)  { fuzzDot(f, tensor.Q4_K) }
-func FuzzDotQ5K(f *testing.F)  { fuzzDot(f, tensor.Q5_K) }
-func FuzzDotQ6K(f *testing.F)  { fuzzDot(f, tensor.Q6_K) }
-func FuzzDotF32(f *testing.F)  { fuzzDot(f, tensor.F32) }
-func FuzzDotF16(f *testing.F)  { fuzzDot(f, tensor.F16) }
-func FuzzDotBF16(f *testing.F) { fuzzDot(f, tensor.BF16) }
+func FuzzDotQ4_0(f *testing.F)  { fuzzDot(f, tensor.Q4_0) }
+func FuzzDotQ8_0(f *testing.F)  { fuzzDot(f, tensor.Q8_0) }
+func FuzzDotQ4K(f *testing.F)   { fuzzDot(f, tensor.Q4_K) }
+func FuzzDotQ5K(f *testing.F)   { fuzzDot(f, tensor.Q5_K) }
+func FuzzDotQ6K(f *testing.F)   { fuzzDot(f, tensor.Q6_K) }
+func FuzzDotF32(f *testing.F)   { fuzzDot(f, tensor.F32) }
+func FuzzDotF16(f *testing.F)   { fuzzDot(f, tensor.F16) }
+func FuzzDotBF16(f *testing.F)  { fuzzDot(f, tensor.BF16) }
+func FuzzDotW4A8(f *testing.F)  { fuzzDot(f, tensor.W4A8) }
+func FuzzDotW4A16(f *testing.F) { fuzzDot(f, tensor.W4A16) }
+func FuzzDotW8A8(f *testing.F)  { fuzzDot(f, tensor.W8A8) }
 
 // FuzzPacked*: the packed kernels (through Prepare, MatMul and MatVec,
 // every tier that has them) on matrices and activations built from the
@@ -33,6 +36,8 @@ func FuzzPackedQ4_0(f *testing.F) { fuzzPacked(f, tensor.Q4_0) }
 func FuzzPackedQ8_0(f *testing.F) { fuzzPacked(f, tensor.Q8_0) }
 func FuzzPackedQ4K(f *testing.F)  { fuzzPacked(f, tensor.Q4_K) }
 func FuzzPackedQ6K(f *testing.F)  { fuzzPacked(f, tensor.Q6_K) }
+func FuzzPackedW4A8(f *testing.F) { fuzzPacked(f, tensor.W4A8) }
+func FuzzPackedW8A8(f *testing.F) { fuzzPacked(f, tensor.W8A8) }
 
 func fuzzPacked(f *testing.F, typ tensor.Type) {
 	f.Add([]byte{1, 2, 3}, uint8(0), uint8(0), uint8(0))
@@ -139,7 +144,7 @@ func sanitizeWeights(typ tensor.Type, w []byte) {
 		for off := 0; off < len(w); off += bb {
 			blk := w[off : off+bb]
 			switch typ {
-			case tensor.Q4_0, tensor.Q8_0:
+			case tensor.Q4_0, tensor.Q8_0, tensor.W4A8, tensor.W4A16, tensor.W8A8:
 				finiteHalf(blk)
 			case tensor.Q4_K, tensor.Q5_K:
 				finiteHalf(blk)

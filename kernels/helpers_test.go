@@ -9,9 +9,18 @@ import (
 )
 
 // allTypes are the weight types the kernels support.
-var allTypes = []tensor.Type{tensor.F32, tensor.F16, tensor.BF16, tensor.Q4_0, tensor.Q4_1, tensor.Q8_0, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K}
+var allTypes = []tensor.Type{tensor.F32, tensor.F16, tensor.BF16, tensor.Q4_0, tensor.Q4_1, tensor.Q8_0, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K,
+	tensor.W4A8, tensor.W4A16, tensor.W8A8}
 
+// quantTypes are the quantized weight types (W4A16 among them: its
+// weights are quantized, its activations are not).
 var quantTypes = allTypes[3:]
+
+// floatActs reports whether MatMul gives weights of type t the float32
+// activations themselves (the reference is then Dot).
+func floatActs(t tensor.Type) bool {
+	return t == tensor.F32 || t == tensor.F16 || t == tensor.BF16 || t == tensor.W4A16
+}
 
 func newRNG(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 0x5eed)) }
 
@@ -21,7 +30,7 @@ func putHalf(b []byte, f float32) { binary.LittleEndian.PutUint16(b, tensor.Floa
 // bytes stay random: every bit pattern of the quants is valid.
 func scaleFields(t tensor.Type, blk []byte, d, dmin float32) {
 	switch t {
-	case tensor.Q4_0, tensor.Q8_0:
+	case tensor.Q4_0, tensor.Q8_0, tensor.W4A8, tensor.W4A16, tensor.W8A8:
 		putHalf(blk[0:], d)
 	case tensor.Q4_1:
 		putHalf(blk[0:], d)

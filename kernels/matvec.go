@@ -18,7 +18,11 @@ func checkMatrix(w *tensor.Matrix, n int, x, out []float32) {
 	}
 }
 
-func isFloat(t tensor.Type) bool { return t == tensor.F32 || t == tensor.F16 || t == tensor.BF16 }
+// isFloat reports whether weights of type t multiply float32 activations
+// in MatMul (no activation quantization).
+func isFloat(t tensor.Type) bool {
+	return t == tensor.F32 || t == tensor.F16 || t == tensor.BF16 || t == tensor.W4A16
+}
 
 // MatVecFloat sets out[r] = Dot(w.Type, w.Row(r), x) for every row: the
 // float-activation reference for any weight type (always the generic
@@ -217,7 +221,7 @@ func mul(out []float32, w *tensor.Matrix, k *matKernel, xq []byte, xs, n int) {
 // tier computes exactly Dot (float weights) and DotQ (quantized weights).
 func genericKernels() map[tensor.Type]*matKernel {
 	m := make(map[tensor.Type]*matKernel)
-	for _, typ := range []tensor.Type{tensor.F32, tensor.F16, tensor.BF16} {
+	for _, typ := range []tensor.Type{tensor.F32, tensor.F16, tensor.BF16, tensor.W4A16} {
 		dot := dotFunc(typ)
 		m[typ] = &matKernel{
 			float: true,
@@ -229,7 +233,7 @@ func genericKernels() map[tensor.Type]*matKernel {
 			},
 		}
 	}
-	for _, typ := range []tensor.Type{tensor.Q4_0, tensor.Q4_1, tensor.Q8_0, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K} {
+	for _, typ := range []tensor.Type{tensor.Q4_0, tensor.Q4_1, tensor.Q8_0, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K, tensor.W4A8, tensor.W8A8} {
 		dot := dotQFunc(typ)
 		m[typ] = &matKernel{
 			actBytes: func(cols int) int { return ActivationBytes(typ, cols) },

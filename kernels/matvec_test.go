@@ -26,7 +26,7 @@ func TestMatVecIsRowDots(t *testing.T) {
 		xq := kernels.QuantizeActivations(typ, x)
 		for r := 0; r < w.Rows; r++ {
 			want := kernels.DotQ(typ, w.Row(r), xq)
-			if typ == tensor.F32 || typ == tensor.F16 || typ == tensor.BF16 {
+			if floatActs(typ) {
 				want = kernels.Dot(typ, w.Row(r), x)
 			}
 			if out[r] != want {

@@ -34,7 +34,7 @@ func neonKernels(dot bool) map[tensor.Type]*matKernel {
 		q4_0, q4_0x4 = q4_0VecDot, q4_0Vec4Dot
 		q4k, q5k, q6k = q4kVecDot, q5kVecDot, q6kVecDot
 	}
-	return map[tensor.Type]*matKernel{
+	m := map[tensor.Type]*matKernel{
 		tensor.F32:  {float: true, vec: neonFloatVec(4, neonF32At, f32VecNEON)},
 		tensor.F16:  {float: true, vec: neonFloatVec(2, neonF16At, f16VecNEON)},
 		tensor.BF16: {float: true, vec: neonFloatVec(2, neonBF16At, bf16VecNEON)},
@@ -46,6 +46,10 @@ func neonKernels(dot bool) map[tensor.Type]*matKernel {
 		tensor.Q5_K: {actBytes: q8kaBytes, quant: quantQ8ka, vec: neonBlockVec(176, 308, q5k)},
 		tensor.Q6_K: {actBytes: q8kaBytes, quant: quantQ8ka, vec: neonBlockVec(210, 308, q6k)},
 	}
+	// W4A8/W8A8 read q8a like Q4_0/Q8_0 (so they share QuantizedActs),
+	// with Go kernels (weightpath.go); W4A16 uses the generic kernel.
+	m[tensor.W4A8], m[tensor.W8A8] = q8aWeightKernels(quantQ8a, nil, nil)
+	return m
 }
 
 type neonVecAsm func(out []float32, w []byte, stride, blocks int, x []byte)

@@ -20,12 +20,13 @@ import (
 // that row; they differ from the row-major kernels of the same tier (used
 // for matrices that were not prepared) only by float rounding, within the
 // same bounds against the generic reference. Packed kernels exist for
-// Q4_0, Q8_0, Q4_K and Q6_K weights in the AVX2 tier (for F16 and BF16
+// Q4_0, Q8_0, Q4_K and Q6_K weights in the AVX2 tier, which also run W4A8
+// and W8A8 packed as Q4_0 and Q8_0 (packlayout.go) (for F16 and BF16
 // the row-major kernels, 3 weight rows by 4 activation rows, were faster
 // than a packed form).
 //
 // The packed copy is a separate allocation the size of the weights (plus
-// up to 7 zero rows); PreparedBytes reports the total so that a memory
+// up to 7 zero rows; W4A8/W8A8 grow by their scale copies); PreparedBytes reports the total so that a memory
 // ledger can name it. Once a matrix is prepared the kernels no longer
 // read its original bytes (an mmapped file's pages can be dropped by the
 // OS), but the Matrix still refers to them, so Dequantize, Row and the
@@ -75,7 +76,7 @@ var packAlloc = func(n int) []byte {
 // Prepare packs w for the kernel tier in use and registers the packed
 // copy, so that MatMul, MatMulQ and MatVec on w (this pointer) use it; it
 // returns w. It does nothing for weight types without packed kernels
-// (F32, F16, BF16, Q4_1, Q5_K) or in the generic tier, and nothing more
+// (F32, F16, BF16, Q4_1, Q5_K, W4A16) or in the generic tier, and nothing more
 // for a matrix already prepared for this tier. w's shape and Data must not
 // change while it is prepared; call Release before the memory behind
 // w.Data goes away (an mmapped file is unmapped), or to free the copy.
@@ -94,7 +95,7 @@ func Prepare(w *tensor.Matrix) *tensor.Matrix {
 	parallelFor(funcTask(func(lo, hi int) {
 		for g := lo; g < hi; g++ {
 			nr := min(packRows, w.Rows-g*packRows)
-			packGroup(w.Type, p.data[g*p.gstride:(g+1)*p.gstride], w.Data[g*packRows*stride:], stride, nr, p.blocks)
+			packGroup(w.Type, p.data[g*p.gstride:(g+1)*p.gstride], w.Data[g*packRows*stride:], stride, nr, w.Cols/w.Type.BlockSize())
 		}
 	}), p.groups, p.gstride, 1)
 	register(w, p)

@@ -88,8 +88,11 @@ func TestPackedKernels(t *testing.T) {
 	for _, tierName := range kernels.Tiers() {
 		for _, typ := range kernels.PackedTypes(tierName) {
 			colsList := []int{32, 64, 96, 416}
-			if typ.BlockSize() == 256 {
+			switch typ.BlockSize() {
+			case 256:
 				colsList = []int{256, 512, 768, 1280}
+			case tensor.WeightGroup:
+				colsList = []int{128, 256, 384, 640}
 			}
 			for _, cols := range colsList {
 				for _, rows := range []int{1, 7, 8, 9, 16, 17, 43} {
@@ -156,6 +159,12 @@ func TestPreparedRegistry(t *testing.T) {
 				t.Fatalf("%s %s: not prepared", tierName, typ)
 			}
 			want := int64(24 * w.RowStride()) // 3 groups of 8 rows
+			switch typ {                      // packed as Q4_0/Q8_0: the group's d once per 32
+			case tensor.W4A8:
+				want = 24 * 512 / 32 * 18
+			case tensor.W8A8:
+				want = 24 * 512 / 32 * 34
+			}
 			if got := kernels.PreparedBytes() - base; got != want {
 				t.Errorf("%s %s: PreparedBytes grew by %d, want %d", tierName, typ, got, want)
 			}
@@ -185,6 +194,42 @@ func TestPreparedRegistry(t *testing.T) {
 			kernels.Release(w)
 			if kernels.IsPrepared(w) || kernels.PreparedBytes() != base {
 				t.Errorf("%s %s: Release left %d bytes", tierName, typ, kernels.PreparedBytes()-base)
+			}
+		}
+		restore()
+	}
+}
+
+// TestPackedWeightPath: a prepared W4A8 (W8A8) matrix is packed into the
+// very bytes of the prepared Q4_0 (Q8_0) matrix of the same values, and
+// so multiplies to the same bits, in every tier with packed kernels.
+func TestPackedWeightPath(t *testing.T) {
+	rng := newRNG(43)
+	for _, tierName := range kernels.Tiers() {
+		restore := kernels.UseTier(tierName)
+		for _, c := range []struct {
+			typ, ggml tensor.Type
+			conv      func([]byte) []byte
+		}{{tensor.W4A8, tensor.Q4_0, w4AsQ4_0}, {tensor.W8A8, tensor.Q8_0, w8AsQ8_0}} {
+			if !slices.Contains(kernels.PackedTypes(tierName), c.typ) {
+				continue
+			}
+			for _, rows := range []int{5, 8, 21} {
+				const cols, n = 640, 6
+				w := randomMatrix(rng, c.typ, rows, cols)
+				g := &tensor.Matrix{Name: "g", Type: c.ggml, Rows: rows, Cols: cols, Data: c.conv(w.Data)}
+				prepareGuarded(t, w)
+				prepareGuarded(t, g)
+				if pw, pg := kernels.PackedData(w), kernels.PackedData(g); pw == nil || string(pw) != string(pg) {
+					t.Fatalf("%s %s %d rows: packed bytes differ from %s's (%d vs %d bytes)", tierName, c.typ, rows, c.ggml, len(pw), len(pg))
+				}
+				x := randomVec(rng, n*cols)
+				got, want := make([]float32, n*rows), make([]float32, n*rows)
+				kernels.MatMul(got, w, x, n)
+				kernels.MatMul(want, g, x, n)
+				if j := sameBits(got, want); j >= 0 {
+					t.Fatalf("%s %s %d rows: MatMul differs from %s at %d", tierName, c.typ, rows, c.ggml, j)
+				}
 			}
 		}
 		restore()

@@ -43,7 +43,26 @@ import (
 //	at 1024+256n, load k at +32k holds row r's qh bytes 32n+4k..+3;
 //	[1536,1664) scales: pair p (p<8) at 1536+16p holds row r's scales
 //	2p, 2p+1 at 2r; [1664,1680) the 8 fp16 d.
+//
+// W4A8 and W8A8 are packed as the Q4_0 and Q8_0 matrices holding the same
+// values, so the Q4_0/Q8_0 packed kernels run them: each 128-group becomes
+// four group blocks, the group's d copied into each (a W4 sub-block's 16
+// bytes are exactly a Q4_0 block's quants, a W8 sub-block's 32 int8 a
+// Q8_0 block's). The packed copy is then 72/66 (W4A8) or 136/130 (W8A8)
+// of the original's size.
 const packRows = 8
+
+// packedAs maps the types packed in another type's layout to that type.
+var packedAs = map[tensor.Type]tensor.Type{tensor.W4A8: tensor.Q4_0, tensor.W8A8: tensor.Q8_0}
+
+// packLayout returns the type whose packed layout (and kernels) weights
+// of type t use.
+func packLayout(t tensor.Type) tensor.Type {
+	if l, ok := packedAs[t]; ok {
+		return l
+	}
+	return t
+}
 
 // A packMove copies size (2 or 4) bytes from offset src of each row's
 // block to the group block: row r's bytes go to offset dst + size*r.
@@ -87,11 +106,22 @@ func init() {
 		add(tensor.Q6_K, 192+2*p, 1536+16*p, 2)
 	}
 	add(tensor.Q6_K, 208, 1664, 2)
+	// The weight-path groups: sub-block s goes to the s-th group block.
+	for s := 0; s < 4; s++ {
+		for k := 0; k < 4; k++ {
+			add(tensor.W4A8, 2+16*s+4*k, 144*s+32*k, 4)
+		}
+		add(tensor.W4A8, 0, 144*s+128, 2)
+		for k := 0; k < 8; k++ {
+			add(tensor.W8A8, 2+32*s+4*k, 272*s+32*k, 4)
+		}
+		add(tensor.W8A8, 0, 272*s+256, 2)
+	}
 }
 
 // packGroup packs rows [0, nrows) (nrows <= 8) of src, rows of stride
-// bytes in the GGUF layout of typ, into dst (blocks group blocks, zeroed
-// by the caller). The ranges are checked once; the moves inside them are
+// bytes in the GGUF layout of typ, into dst (zeroed by the caller): blocks
+// blocks of typ, each becoming packRows blocks of packLayout(typ). The ranges are checked once; the moves inside them are
 // unchecked word copies.
 func packGroup(typ tensor.Type, dst, src []byte, stride, nrows, blocks int) {
 	moves := packMoves[typ]
@@ -99,7 +129,8 @@ func packGroup(typ tensor.Type, dst, src []byte, stride, nrows, blocks int) {
 		panic("kernels: no packed layout for " + typ.String())
 	}
 	bb := typ.BlockBytes()
-	gb := packRows * bb
+	lt := packLayout(typ)
+	gb := packRows * lt.BlockBytes() * (typ.BlockSize() / lt.BlockSize())
 	if nrows < 1 || nrows > packRows || len(dst) < blocks*gb || len(src) < (nrows-1)*stride+blocks*bb || stride < blocks*bb {
 		panic("kernels: bad packGroup arguments")
 	}

@@ -17,11 +17,16 @@ const (
 
 // VecDotType is the type ggml converts activations to before a dot product
 // with weights of type t: Q8_0 for Q4_0 and Q8_0, Q8_1 for Q4_1, Q8_K for
-// the K-quants, and the weight type itself for F32, F16 and BF16.
+// the K-quants, and the weight type itself for F32, F16 and BF16. For
+// siskin's weight-path types it is Q8_0 for W4A8 and W8A8 (blocks of 32
+// inside each 128-group, so they share activations with Q4_0/Q8_0) and
+// F32 for W4A16 (float activations, not rounded).
 func VecDotType(t tensor.Type) tensor.Type {
 	switch t {
-	case tensor.Q4_0, tensor.Q8_0:
+	case tensor.Q4_0, tensor.Q8_0, tensor.W4A8, tensor.W8A8:
 		return tensor.Q8_0
+	case tensor.W4A16:
+		return tensor.F32
 	case tensor.Q4_1:
 		return tensor.Q8_1
 	case tensor.Q4_K, tensor.Q5_K, tensor.Q6_K:
@@ -190,7 +195,8 @@ func quantQ8_K(y *[q8_KBytes]byte, x *[tensor.QK_K]float32) {
 // block or sub-block, then float32 scaling and accumulation grouped as
 // there, so results agree with llama.cpp to within float rounding. For
 // F32/F16/BF16 weights it is ggml's generic float dot: float32 products
-// summed in float64.
+// summed in float64. W4A8 and W8A8 follow Q4_0 and Q8_0 per 32-sub-block
+// (the group's d standing for each sub-block's), and W4A16 is Dot.
 func DotQ(t tensor.Type, row []byte, xq []byte) float32 {
 	bs := t.BlockSize()
 	if bs == 0 || !t.Supported() {
@@ -226,6 +232,12 @@ func dotQFunc(t tensor.Type) dotQFn {
 		return dotQ5_K
 	case tensor.Q6_K:
 		return dotQ6_K
+	case tensor.W4A8:
+		return dotW4A8
+	case tensor.W8A8:
+		return dotW8A8
+	case tensor.W4A16:
+		return dotQW4A16
 	}
 	panic(fmt.Sprintf("kernels: unsupported weight type %s", t))
 }
@@ -305,6 +317,63 @@ func dotQ8_0(row, xq []byte) float32 {
 			s += int32(int8(x[2+j])) * int32(int8(y[2+j]))
 		}
 		sumf += float32(float32(s) * float32(fp16At(x[0:])*fp16At(y[0:])))
+	}
+	return sumf
+}
+
+// dotQW4A16 is dotW4A16 on float32 activations given as little-endian
+// bytes (QuantizeActivations(W4A16, x)), read one at a time because the
+// bytes need not be aligned for a []float32 view.
+func dotQW4A16(row, xq []byte) float32 {
+	var buf [tensor.WeightGroup]float32
+	var s float64
+	for g := 0; g < len(xq)/4; g += tensor.WeightGroup {
+		for i := range buf {
+			buf[i] = math.Float32frombits(binary.LittleEndian.Uint32(xq[4*(g+i):]))
+		}
+		// The float64 sum continues across groups: add each group's
+		// products to s in element order, as dotW4A16 does.
+		s = dotW4Group(s, row[g/tensor.WeightGroup*66:], &buf)
+	}
+	return float32(s)
+}
+
+// dotW4A8 is dotQ4_0 with the group's d for each of its four 32-sub-blocks:
+// per sub-block sumi = sum (q-8)*q8, then sumf += sumi*dw*dy, in sub-block
+// order, so a W4A8 row gives the bits of the Q4_0 row holding its values.
+func dotW4A8(row, xq []byte) float32 {
+	var sumf float32
+	for ig := 0; ig < len(row)/66; ig++ {
+		x := (*[66]byte)(row[ig*66:])
+		dw := fp16At(x[0:])
+		for s := 0; s < 4; s++ {
+			y := (*[q8_0Bytes]byte)(xq[(4*ig+s)*q8_0Bytes:])
+			qs := x[2+16*s : 18+16*s]
+			var s0, s1 int32
+			for j := 0; j < 16; j++ {
+				s0 += (int32(qs[j]&0x0f) - 8) * int32(int8(y[2+j]))
+				s1 += (int32(qs[j]>>4) - 8) * int32(int8(y[18+j]))
+			}
+			sumf += float32(float32(float32(s0+s1)*dw) * fp16At(y[0:]))
+		}
+	}
+	return sumf
+}
+
+// dotW8A8 is dotQ8_0 with the group's d for each 32-sub-block.
+func dotW8A8(row, xq []byte) float32 {
+	var sumf float32
+	for ig := 0; ig < len(row)/130; ig++ {
+		x := (*[130]byte)(row[ig*130:])
+		dw := fp16At(x[0:])
+		for s := 0; s < 4; s++ {
+			y := (*[q8_0Bytes]byte)(xq[(4*ig+s)*q8_0Bytes:])
+			var sum int32
+			for j := 0; j < 32; j++ {
+				sum += int32(int8(x[2+32*s+j])) * int32(int8(y[2+j]))
+			}
+			sumf += float32(float32(sum) * float32(dw*fp16At(y[0:])))
+		}
 	}
 	return sumf
 }

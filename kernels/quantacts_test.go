@@ -17,9 +17,9 @@ func TestMatMulQ(t *testing.T) {
 	rng := newRNG(60)
 	families := [][]tensor.Type{
 		{tensor.Q4_K, tensor.Q5_K, tensor.Q6_K},
-		{tensor.Q4_0, tensor.Q8_0},
+		{tensor.Q4_0, tensor.Q8_0, tensor.W4A8, tensor.W8A8},
 		{tensor.Q4_1},
-		{tensor.F32, tensor.F16, tensor.BF16},
+		{tensor.F32, tensor.F16, tensor.BF16, tensor.W4A16},
 	}
 	const cols = 512
 	for _, tierName := range kernels.Tiers() {

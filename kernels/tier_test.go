@@ -32,8 +32,15 @@ import (
 // weights; observed errors are 10-100x smaller.
 func tolerance(typ tensor.Type, cols int, s float64) float64 {
 	n := float64(cols / max(typ.BlockSize(), 1))
-	if typ == tensor.F32 || typ == tensor.F16 || typ == tensor.BF16 {
+	switch typ {
+	case tensor.F32, tensor.F16, tensor.BF16:
 		n = float64(cols) / 8
+	case tensor.W4A8, tensor.W8A8:
+		n = float64(cols) / 32 // a term per 32-sub-block
+	case tensor.W4A16:
+		// A lane adds one product per 8 elements into its group sum, and
+		// each group's sum once (times d) into the row's.
+		n = float64(cols)/8 + float64(cols)/tensor.WeightGroup
 	}
 	// Results in the subnormal range round to absolute steps of the
 	// smallest subnormal, which the relative bound does not cover.
@@ -49,7 +56,7 @@ func termBound(typ tensor.Type, row []byte, x []float32, xq []byte) float64 {
 	h := func(b []byte) float64 { return math.Abs(float64(tensor.FP16ToFloat32(binary.LittleEndian.Uint16(b)))) }
 	var s float64
 	switch typ {
-	case tensor.F32, tensor.F16, tensor.BF16:
+	case tensor.F32, tensor.F16, tensor.BF16, tensor.W4A16:
 		w := dequant(typ, row, n)
 		for i := range w {
 			s += math.Abs(float64(w[i]) * float64(x[i]))
@@ -77,6 +84,21 @@ func termBound(typ tensor.Type, row []byte, x []float32, xq []byte) float64 {
 			if typ == tensor.Q4_1 {
 				s += h(w[2:]) * h(y[2:])
 			}
+		}
+	case tensor.W4A8, tensor.W8A8:
+		bb := typ.BlockBytes()
+		for b := 0; b < n/32; b++ {
+			w, y := row[b/4*bb:], xq[b*34:]
+			var sum float64
+			for e := 0; e < 32; e++ {
+				a := math.Abs(float64(int8(y[2+e])))
+				if typ == tensor.W8A8 {
+					sum += math.Abs(float64(int8(w[2+32*(b%4)+e]))) * a
+				} else {
+					sum += math.Abs(float64(int(w[2+16*(b%4)+e%16]>>(4*(e/16))&15)-8)) * a
+				}
+			}
+			s += h(w) * h(y) * sum
 		}
 	case tensor.Q4_K, tensor.Q5_K, tensor.Q6_K:
 		bb := typ.BlockBytes()
@@ -115,7 +137,7 @@ func termBound(typ tensor.Type, row []byte, x []float32, xq []byte) float64 {
 // reference is the generic result for one row: Dot for float weights,
 // DotQ otherwise.
 func reference(typ tensor.Type, row []byte, x []float32, xq []byte) float32 {
-	if typ == tensor.F32 || typ == tensor.F16 || typ == tensor.BF16 {
+	if floatActs(typ) {
 		return kernels.Dot(typ, row, x)
 	}
 	return kernels.DotQ(typ, row, xq)
@@ -199,6 +221,8 @@ func TestTierKernels(t *testing.T) {
 				colsList = []int{1, 7, 8, 9, 16, 31, 33, 100, 256, 1000}
 			case 32:
 				colsList = []int{32, 64, 96, 160, 256, 416, 2048}
+			case tensor.WeightGroup:
+				colsList = []int{128, 256, 384, 640, 1152, 2048}
 			default:
 				colsList = []int{256, 512, 768, 1280, 2048, 4096}
 			}

@@ -9,6 +9,9 @@ import (
 // model's Load reads as a plain list of tensors, and adds up their bytes.
 type Loader struct {
 	Source *Source
+	// Layers is the model's layer count (a weight path keeps more bits in
+	// some layers, as llama.cpp's _M mixes do).
+	Layers int
 	Err    error
 	Bytes  int64
 }
@@ -24,7 +27,7 @@ func (l *Loader) Matrix(n Names, layer, rows, cols int) *tensor.Matrix {
 		return nil
 	}
 	if ws := l.Source.Weights; ws != nil {
-		if m, err = ws.Matrix(m); err != nil {
+		if m, err = ws.Matrix(m, Role{Name: n.GGUF, Layer: layer, Layers: l.Layers}); err != nil {
 			l.Err = err
 			return nil
 		}

@@ -51,8 +51,16 @@ type Source struct {
 // kernels run (converted, packed), and is closed after the model's
 // packed copies are released.
 type WeightStore interface {
-	Matrix(m *tensor.Matrix) (*tensor.Matrix, error)
+	Matrix(m *tensor.Matrix, r Role) (*tensor.Matrix, error)
 	Close() error
+}
+
+// Role says what a weight is for, whatever the file calls it: Name is
+// its GGUF name pattern ("blk.%d.ffn_down.weight"), Layer its layer and
+// Layers the model's layer count (0 when unknown).
+type Role struct {
+	Name          string
+	Layer, Layers int
 }
 
 // Open opens a .gguf file or a Hugging Face folder.

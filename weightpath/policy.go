@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/siskin-ml/siskin/model"
 	"github.com/siskin-ml/siskin/tensor"
 )
 
@@ -30,18 +31,21 @@ func CheckPath(p string) error {
 
 // policyVersion changes whenever Target's choices change, so that caches
 // converted under the old rules are rebuilt.
-const policyVersion = 1
+const policyVersion = 2
 
-// Target is the type a [rows, cols] weight named name, stored as typ, is
-// converted to on path. The output projection (and the token embedding,
-// which small models tie to it) keeps 8 bits on every converted path, as
-// llama.cpp's Q4_K_M keeps 6: its errors land directly on the logits.
-// Rows whose length is not a multiple of the group stay as they are.
-func Target(path, name string, typ tensor.Type, cols int) tensor.Type {
+// Target is the type a weight with role r (see model.Role; its name is
+// the GGUF name pattern), stored as typ with rows of cols elements, is
+// converted to on path. Like llama.cpp's Q4_K_M, the 4-bit paths keep
+// more bits where errors hurt most: the output projection (and the token
+// embedding small models tie to it) everywhere, and the V (or fused QKV)
+// and FFN down projections of the first and last eighth of the layers
+// and every third layer between; those get W8A8. Rows whose length is
+// not a multiple of the group stay as they are.
+func Target(path string, r model.Role, typ tensor.Type, cols int) tensor.Type {
 	if path == GGUF || path == "" || cols%tensor.WeightGroup != 0 {
 		return typ
 	}
-	if isOutput(name) {
+	if path == W8A8 || isOutput(r.Name) || r.Layers > 0 && moreBits(r.Name) && useMoreBits(r.Layer, r.Layers) {
 		return tensor.W8A8
 	}
 	switch path {
@@ -49,17 +53,22 @@ func Target(path, name string, typ tensor.Type, cols int) tensor.Type {
 		return tensor.W4A8
 	case W4A16:
 		return tensor.W4A16
-	case W8A8:
-		return tensor.W8A8
 	}
 	return typ
 }
 
-func isOutput(name string) bool {
-	for _, s := range []string{"output.weight", "token_embd.weight", "lm_head.weight", "embed_tokens.weight"} {
-		if name == s || strings.HasSuffix(name, "."+s) {
+func isOutput(name string) bool { return name == "output.weight" || name == "token_embd.weight" }
+
+// moreBits: the roles llama.cpp's _M mixes give more bits on some layers.
+func moreBits(name string) bool {
+	for _, s := range []string{".attn_v.weight", ".attn_qkv.weight", ".ffn_down.weight"} {
+		if strings.HasSuffix(name, s) {
 			return true
 		}
 	}
 	return false
 }
+
+// useMoreBits is llama.cpp's layer pattern for those roles: the first
+// and last eighth of the layers and every third layer between them.
+func useMoreBits(i, n int) bool { return i < n/8 || i >= 7*n/8 || (i-n/8)%3 == 2 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/siskin-ml/siskin/gguf"
 	"github.com/siskin-ml/siskin/kernels"
+	"github.com/siskin-ml/siskin/model"
 	"github.com/siskin-ml/siskin/tensor"
 )
 
@@ -289,8 +290,8 @@ func (s *Store) ConvertedBytes() int64 {
 // Matrix returns the matrix the kernels should use for m (a weight as
 // the source holds it): converted to the weight path and prepared
 // (packed) for the kernels, from the cache when it holds it.
-func (s *Store) Matrix(m *tensor.Matrix) (*tensor.Matrix, error) {
-	target := Target(s.opt.Path, m.Name, m.Type, m.Cols)
+func (s *Store) Matrix(m *tensor.Matrix, r model.Role) (*tensor.Matrix, error) {
+	target := Target(s.opt.Path, r, m.Type, m.Cols)
 	if s.cache != nil {
 		if w, ok, err := s.fromCache(m, target); ok || err != nil {
 			return w, err
