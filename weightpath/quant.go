@@ -18,15 +18,15 @@ import (
 // steps between, from both signs, since the grid is one step longer on
 // the negative side); for each candidate the rounding is fixed and the
 // least-squares scale for that rounding (d = Σxq / Σq²) is taken; the
-// candidate whose refitted, fp16-rounded scale has the smallest squared
-// error wins. Unweighted error is what a matrix product with isotropic
+// candidate whose refitted scale has the smallest squared error wins
+// (the scale is then rounded to fp16). Unweighted error is what a matrix product with isotropic
 // activations feels; there is no calibration data at load time.
 
 // w4Steps are the grid positions (in steps) tried for the largest
 // magnitude: 7 and 8 clip nothing (llama.cpp's Q4_0 takes 8); beyond 8
 // the few largest weights are clipped, which a bell-shaped group of 128
 // repays with a finer step for all the others.
-var w4Steps = []float32{6.5, 7, 7.5, 8, 8.5, 9, 9.5, 10, 11}
+var w4Steps = []float32{7, 7.5, 8, 8.5, 9, 9.5, 10}
 
 // QuantizeRow quantizes x (a multiple of tensor.WeightGroup long) into
 // dst, tensor.RowBytes(typ, len(x)) bytes of a weight-path type.
@@ -56,35 +56,47 @@ func QuantizeRow(dst []byte, typ tensor.Type, x []float32) error {
 
 func quantizeW4(b *[66]byte, x *[tensor.WeightGroup]float32) {
 	var amax, maxv float32
+	var sxx float64
 	for _, v := range x {
 		if a := abs(v); a > amax {
 			amax, maxv = a, v
 		}
+		sxx += float64(v) * float64(v)
 	}
 	var q [tensor.WeightGroup]int8
 	d := float32(0)
 	if amax > 0 {
+		// For a fixed rounding the best scale is Σxq/Σq² and the error
+		// Σx² - (Σxq)²/Σq², so each candidate costs one pass.
 		bestErr := math.Inf(1)
-		var cand [tensor.WeightGroup]int8
+		bestID := float32(0)
 		for _, sign := range []float32{-1, 1} {
-			for _, s := range w4Steps {
-				id := sign * s / maxv
-				var sxq, sqq float64
-				for j, v := range x {
-					c := int8(clamp(round(v*id), -8, 7))
-					cand[j] = c
-					sxq += float64(v) * float64(c)
-					sqq += float64(c) * float64(c)
+			for _, st := range w4Steps {
+				id := sign * st / maxv
+				// Four independent sums: the float additions' latency, not
+				// the arithmetic, bounds this loop.
+				var sxq4, sqq4 [4]float32
+				for j := 0; j < tensor.WeightGroup; j += 4 {
+					for k := range 4 {
+						v := x[j+k]
+						c := float32(round4(v * id))
+						sxq4[k] += v * c
+						sqq4[k] += c * c
+					}
 				}
+				sxq := (sxq4[0] + sxq4[1]) + (sxq4[2] + sxq4[3])
+				sqq := (sqq4[0] + sqq4[1]) + (sqq4[2] + sqq4[3])
 				if sqq == 0 || sxq <= 0 {
 					continue
 				}
-				dc := fp16Round(float32(sxq / sqq))
-				e := sqErr(x, &cand, dc)
-				if e < bestErr {
-					bestErr, d, q = e, dc, cand
+				if e := sxx - float64(sxq)*float64(sxq)/float64(sqq); e < bestErr {
+					bestErr, bestID, d = e, id, sxq/sqq
 				}
 			}
+		}
+		d = fp16Round(d)
+		for j, v := range x {
+			q[j] = int8(round4(v * bestID))
 		}
 	}
 	binary.LittleEndian.PutUint16(b[0:], tensor.Float32ToFP16(d))
@@ -112,13 +124,15 @@ func quantizeW8(b *[130]byte, x *[tensor.WeightGroup]float32) {
 	}
 }
 
-func sqErr(x *[tensor.WeightGroup]float32, q *[tensor.WeightGroup]int8, d float32) float64 {
-	var e float64
-	for j, v := range x {
-		r := float64(v) - float64(d)*float64(q[j])
-		e += r * r
+// round4 rounds t to the nearest integer in [-8, 7] (halves up), with
+// plain comparisons: the built-in float min/max handle NaN and cost more.
+func round4(t float32) int32 {
+	if t < -8 {
+		t = -8
+	} else if t > 7 {
+		t = 7
 	}
-	return e
+	return int32(t+8.5) - 8
 }
 
 func abs(v float32) float32 { return math.Float32frombits(math.Float32bits(v) &^ (1 << 31)) }

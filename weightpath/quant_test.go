@@ -119,3 +119,12 @@ func TestQuantizeRowErrors(t *testing.T) {
 		t.Error("a short destination was accepted")
 	}
 }
+
+func BenchmarkQuantizeW4(b *testing.B) {
+	x := gaussian(2, 128*64)
+	dst := make([]byte, 66*64)
+	b.SetBytes(int64(4 * len(x)))
+	for b.Loop() {
+		QuantizeRow(dst, tensor.W4A8, x)
+	}
+}
