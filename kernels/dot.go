@@ -33,6 +33,13 @@
 //     generic C vec_dot_* functions, because llama.cpp's logits, the
 //     goldens for quantized models, are computed that way.
 //
+// siskin's own weight-path types (tensor.W4A8, W4A16, W8A8: one fp16
+// scale per 128 elements) use the same machinery: W4A8 and W8A8 take Q8_0
+// activations and compute as Q4_0 and Q8_0 rows with the group's scale
+// in each 32-sub-block (and are packed as such by Prepare); W4A16 is a
+// float-activation type like F16, its reference Dot (weightpath.go,
+// w4a16_*.s for the SIMD kernels).
+//
 // Go may fuse x*y+z into one FMA, even across statements, which ggml's
 // reference does not do; products that feed an addition are therefore
 // wrapped in explicit float32()/float64() conversions, which forbid fusion.

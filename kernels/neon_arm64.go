@@ -35,9 +35,10 @@ func neonKernels(dot bool) map[tensor.Type]*matKernel {
 		q4k, q5k, q6k = q4kVecDot, q5kVecDot, q6kVecDot
 	}
 	m := map[tensor.Type]*matKernel{
-		tensor.F32:  {float: true, vec: neonFloatVec(4, neonF32At, f32VecNEON)},
-		tensor.F16:  {float: true, vec: neonFloatVec(2, neonF16At, f16VecNEON)},
-		tensor.BF16: {float: true, vec: neonFloatVec(2, neonBF16At, bf16VecNEON)},
+		tensor.F32:   {float: true, vec: neonFloatVec(4, neonF32At, f32VecNEON)},
+		tensor.F16:   {float: true, vec: neonFloatVec(2, neonF16At, f16VecNEON)},
+		tensor.BF16:  {float: true, vec: neonFloatVec(2, neonBF16At, bf16VecNEON)},
+		tensor.W4A16: {float: true, vec: w4a16VecNEONWrap},
 		tensor.Q8_0: {actBytes: q8aBytes, quant: quantQ8a,
 			vec: neonBlockVec(34, 68, q8_0), vec4: neonBlockVec4(34, 68, q8_0x4)},
 		tensor.Q4_0: {actBytes: q8aBytes, quant: quantQ8a,
@@ -47,7 +48,7 @@ func neonKernels(dot bool) map[tensor.Type]*matKernel {
 		tensor.Q6_K: {actBytes: q8kaBytes, quant: quantQ8ka, vec: neonBlockVec(210, 308, q6k)},
 	}
 	// W4A8/W8A8 read q8a like Q4_0/Q8_0 (so they share QuantizedActs),
-	// with Go kernels (weightpath.go); W4A16 uses the generic kernel.
+	// with Go kernels (weightpath.go).
 	m[tensor.W4A8], m[tensor.W8A8] = q8aWeightKernels(quantQ8a, nil, nil)
 	return m
 }
@@ -187,3 +188,25 @@ func f16VecNEON(out []float32, w []byte, stride, chunks int, x []float32)
 
 //go:noescape
 func bf16VecNEON(out []float32, w []byte, stride, chunks int, x []float32)
+
+// w4a16VecNEONWrap wraps the W4A16 kernel (w4a16_neon_arm64.s): rows of
+// whole 66-byte groups of 128 elements, float32 activations. (No 4-row
+// form: MatMul runs it once per activation row.)
+func w4a16VecNEONWrap(out []float32, w []byte, stride int, xb []byte) {
+	x := bytesF32(xb)
+	groups, rows := stride/66, len(out)
+	if rows == 0 {
+		return
+	}
+	if stride != groups*66 || len(w) < rows*stride || len(x) < groups*tensor.WeightGroup {
+		panic(fmt.Sprintf("kernels: bad kernel arguments: %d rows, stride %d, %d weight bytes, %d activations", rows, stride, len(w), len(x)))
+	}
+	if groups == 0 {
+		clear(out)
+		return
+	}
+	w4a16VecNEON(out, w, stride, groups, x)
+}
+
+//go:noescape
+func w4a16VecNEON(out []float32, w []byte, stride, groups int, x []float32)
