@@ -72,3 +72,26 @@ func moreBits(name string) bool {
 // useMoreBits is llama.cpp's layer pattern for those roles: the first
 // and last eighth of the layers and every third layer between them.
 func useMoreBits(i, n int) bool { return i < n/8 || i >= 7*n/8 || (i-n/8)%3 == 2 }
+
+// ForSource adjusts an automatic choice of path (with its reason) for the
+// model at src: weights the file already holds at 6 bits or fewer stay
+// as they are, since converting them to a 4-bit path would quantize
+// twice and lose fidelity for little speed. An explicit choice is never
+// adjusted; callers apply this only to "auto".
+func ForSource(src *model.Source, path, why string) (string, string) {
+	if path == GGUF {
+		return path, why
+	}
+	_, bytes := src.TensorStats()
+	var top tensor.Type
+	for t, b := range bytes {
+		if b > bytes[top] {
+			top = t
+		}
+	}
+	switch top {
+	case tensor.Q4_0, tensor.Q4_1, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K:
+		return GGUF, fmt.Sprintf("%s would be chosen (%s), but the file's weights are already %s: converting would quantize them twice", path, why, top)
+	}
+	return path, why
+}

@@ -204,6 +204,14 @@ func buildServer(f serveFlags, log *slog.Logger) (*server.Server, func(), string
 		return nil, nil, "", err
 	}
 	weightPath, why := set.WeightPath(info)
+	if v, _ := set.Get(device.KeyWeightPath).Value.(string); v == "" || v == device.WeightPathAuto {
+		src, err := load.Source(f.model)
+		if err != nil {
+			return nil, nil, "", err
+		}
+		weightPath, why = weightpath.ForSource(src, weightPath, why)
+		src.Close()
+	}
 	if err := weightpath.CheckPath(weightPath); err != nil {
 		return nil, nil, "", fmt.Errorf("--weight-path: %w", err)
 	}

@@ -26,6 +26,12 @@ func (w *weightFlags) open(model string, log io.Writer) (*load.Loaded, error) {
 	path := w.path
 	if path == "" || path == device.WeightPathAuto {
 		path, _ = device.ChooseWeightPath(device.Probe(), device.PrioritySpeed)
+		src, err := load.Source(model)
+		if err != nil {
+			return nil, err
+		}
+		path, _ = weightpath.ForSource(src, path, "")
+		src.Close()
 	}
 	if err := weightpath.CheckPath(path); err != nil {
 		return nil, err
