@@ -4,9 +4,12 @@
 // Pss, so that whatever nobody registered shows up as an unattributed
 // rest instead of hiding in a total.
 //
-// Mapped files are measured with mincore, page by page, so a weight the
-// forward pass never reads does not count as resident; heap buffers count
-// as resident in full. The Go runtime's own memory (objects nobody
+// Mapped files are measured page by page from /proc/self/pagemap, which
+// says which pages are mapped into this process (what RSS counts), so a
+// weight the forward pass never reads does not count as resident even
+// when the file is in the page cache; where pagemap cannot be read,
+// mincore (page-cache residency) stands in and the report's Source says
+// so. Heap buffers count as resident in full. The Go runtime's own memory (objects nobody
 // registered, free spans, stacks, GC metadata) and the program's text and
 // data get lines of their own from runtime/metrics and /proc/self/smaps.
 package ledger
@@ -48,7 +51,7 @@ type kind uint8
 
 const (
 	onHeap  kind = iota // Go heap: resident in full, part of the runtime's heap objects
-	mapped              // file or anonymous mapping: resident from mincore
+	mapped              // file or anonymous mapping: resident from pagemap
 	offHeap             // outside the Go heap and any mapping the ledger measures
 )
 
@@ -106,7 +109,8 @@ func (l *Ledger) AddOffHeap(name, category string, f func() (bytes, resident int
 
 // AddMapped registers mapped memory: the slices must lie in a file (or
 // anonymous) mapping that stays mapped while registered. Residency comes
-// from mincore over their pages; a page shared by two lines counts once.
+// from /proc/self/pagemap over their pages (mincore where pagemap cannot
+// be read); a page shared by two lines counts once.
 func (l *Ledger) AddMapped(name, category string, data ...[]byte) {
 	it := item{name: name, category: category, kind: mapped}
 	for _, d := range data {
@@ -155,18 +159,23 @@ type Report struct {
 	Entries  []Entry `json:"entries"` // by resident bytes, largest first
 	// AttributedBytes is the sum of the lines' resident bytes.
 	AttributedBytes int64 `json:"attributed_bytes"`
-	// UnattributedBytes is RSS minus the attributed bytes; negative when
-	// lines claim more than RSS (mincore counts a mapped page that is in
-	// the page cache even if this process never touched it).
+	// UnattributedBytes is RSS minus the attributed bytes. It can turn
+	// negative only where mapped lines fall back to mincore (see Source),
+	// which counts a mapped page in the page cache even if this process
+	// never touched it.
 	UnattributedBytes int64   `json:"unattributed_bytes"`
 	UnattributedShare float64 `json:"unattributed_share"`
 	// UnattributedMappings lists the file mappings no line covers, the
 	// usual culprit when the rest is large.
 	UnattributedMappings []Mapping `json:"unattributed_mappings,omitempty"`
-	// PageCacheOnlyBytes is how much of the mapped lines' residency is in
-	// the page cache but not mapped into this process (in no RSS).
+	// PageCacheOnlyBytes is how much of the mapped files is in the page
+	// cache but not mapped into this process: in no RSS and in no line's
+	// resident bytes, reported for information (a file another process
+	// read, weights this one maps but never touches).
 	PageCacheOnlyBytes int64 `json:"page_cache_only_bytes"`
-	// Source says where RSS came from, or why it is missing.
+	// Source says where RSS came from, or why it is missing, and how the
+	// mapped lines were measured when /proc/self/pagemap could not be
+	// read.
 	Source string `json:"source"`
 }
 
@@ -197,12 +206,15 @@ func (l *Ledger) Report() *Report {
 		}
 		r.Entries = append(r.Entries, e)
 	}
-	mappedEntries, anonMapped, pcOnly, unseen := measureMapped(items, proc)
-	r.Entries = append(r.Entries, mappedEntries...)
-	r.PageCacheOnlyBytes = pcOnly
-	r.UnattributedMappings = unseen
+	m := measureMapped(items, proc)
+	r.Entries = append(r.Entries, m.entries...)
+	r.PageCacheOnlyBytes = m.pcOnly
+	r.UnattributedMappings = m.unseen
+	if m.note != "" {
+		r.Source += "; " + m.note
+	}
 	r.Entries = append(r.Entries, proc.program...)
-	r.Entries = append(r.Entries, runtimeEntries(heapBytes, heapResident+anonMapped, proc)...)
+	r.Entries = append(r.Entries, runtimeEntries(heapBytes, heapResident+m.inAnon, proc)...)
 
 	slices.SortStableFunc(r.Entries, func(a, b Entry) int {
 		if c := cmp.Compare(b.Resident, a.Resident); c != 0 {

@@ -3,7 +3,9 @@ package ledger
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -143,5 +145,138 @@ func TestHeaderParse(t *testing.T) {
 	}
 	if v, ok := kB("Rss:                 4 kB", "Rss:"); !ok || v != 4096 {
 		t.Errorf("kB = %d, %v", v, ok)
+	}
+}
+
+// mapAligned maps the file at path read-only and shared at an address
+// aligned to 2 MiB, so that the kernel's fault-around (which maps the
+// cached neighbours of a faulting page, within an aligned window) cannot
+// reach past a boundary that is a multiple of its window.
+func mapAligned(t *testing.T, path string, n int) []byte {
+	t.Helper()
+	const align = 2 << 20
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	res, err := unix.Mmap(-1, 0, n+align, unix.PROT_NONE, unix.MAP_PRIVATE|unix.MAP_ANON)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unix.Munmap(res) }) // the file mapping lies inside
+	skip := -int(addrOf(res)) & (align - 1)
+	at := unsafe.Add(unsafe.Pointer(unsafe.SliceData(res)), skip)
+	p, err := unix.MmapPtr(int(f.Fd()), 0, at, uintptr(n), unix.PROT_READ, unix.MAP_SHARED|unix.MAP_FIXED)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return unsafe.Slice((*byte)(p), n)
+}
+
+// A file wholly in the page cache but only half touched through the
+// mapping is half resident: the lines count what is in this process's
+// RSS, and the untouched half is reported as page cache only, outside
+// every line.
+func TestPagemapHalfTouched(t *testing.T) {
+	const pages = 256
+	p := writeFile(t, pages*pageSize)
+	smallFolios(t, p)
+	if _, err := os.ReadFile(p); err != nil { // into the page cache
+		t.Fatal(err)
+	}
+	b := mapAligned(t, p, pages*pageSize)
+	half := pages / 2 * pageSize
+	cached := func() int64 {
+		vec, err := residency(addrOf(b), uintptr(len(b)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return int64(countResident(vec) * pageSize)
+	}
+	inCache := cached()
+	l := New()
+	l.AddMapped("touched", WeightsMapped, b[:half])
+	l.AddMapped("untouched", WeightsMapped, b[half:])
+	r := l.Report()
+	if e, _ := r.Find("touched"); e.Resident != 0 {
+		t.Errorf("before any read: %d bytes resident, want 0 (%d bytes in the page cache)", e.Resident, inCache)
+	}
+	for i := 0; i < half; i += pageSize {
+		sink += b[i]
+	}
+	r = l.Report()
+	if strings.Contains(r.Source, "mincore") {
+		t.Fatalf("fell back to mincore: %s", r.Source)
+	}
+	h, _ := r.Find("touched")
+	u, _ := r.Find("untouched")
+	if h.Resident != int64(half) {
+		t.Errorf("touched half: %d bytes resident, want %d", h.Resident, half)
+	}
+	// The lines hold exactly what smaps counts in the mapping's Rss.
+	sm := readSmaps()
+	if i := sm.find(addrOf(b)); i < 0 {
+		t.Errorf("no smaps region holds the mapping")
+	} else if rss := sm.regions[i].rss; h.Resident+u.Resident != rss {
+		t.Errorf("lines hold %d bytes, smaps Rss of the mapping %d", h.Resident+u.Resident, rss)
+	} else if u.Resident > int64(2*pageSize) {
+		t.Skipf("the kernel mapped %d untouched bytes with the touched ones (large folios kept in the page cache)", u.Resident)
+	}
+	if u.Resident > int64(2*pageSize) {
+		t.Errorf("untouched half: %d bytes resident, want at most 2 pages", u.Resident)
+	}
+	// What mincore sees beyond the touched pages is reported apart.
+	inCache = cached()
+	if want := inCache - h.Resident - u.Resident; r.PageCacheOnlyBytes < want {
+		t.Errorf("page cache only %d bytes, want at least %d (%d in the page cache)", r.PageCacheOnlyBytes, want, inCache)
+	}
+	t.Logf("page cache %d, touched %d, untouched %d, page cache only %d bytes", inCache, h.Resident, u.Resident, r.PageCacheOnlyBytes)
+	if r.RSSBytes > 0 && r.UnattributedBytes < 0 {
+		t.Errorf("lines claim %d bytes beyond RSS", -r.UnattributedBytes)
+	}
+}
+
+// Without pagemap the mapped lines fall back to mincore, and the report
+// says so.
+func TestPagemapFallback(t *testing.T) {
+	defer func(p string) { pagemapPath = p }(pagemapPath)
+	pagemapPath = filepath.Join(t.TempDir(), "no-pagemap")
+	b := anonMap(t, 8)
+	for p := 0; p < 8; p += 2 {
+		b[p*pageSize] = 1
+	}
+	l := New()
+	l.AddMapped("anon", Scratch, b)
+	r := l.Report()
+	if e, _ := r.Find("anon"); e.Resident != int64(4*pageSize) {
+		t.Errorf("mincore fallback: %d bytes resident, want %d", e.Resident, 4*pageSize)
+	}
+	if !strings.Contains(r.Source, "mincore") {
+		t.Errorf("source %q does not name the fallback", r.Source)
+	}
+	if got := Resident(b); got != int64(4*pageSize) {
+		t.Errorf("Resident = %d, want %d", got, 4*pageSize)
+	}
+}
+
+// smallFolios drops the file's pages from the page cache and reads them
+// back without read-ahead, so that the cache holds them in single pages:
+// a fault maps a large folio whole on recent kernels (all of it then in
+// RSS), which would blur which pages a test touched.
+func smallFolios(t *testing.T, path string) {
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	_ = f.Sync()
+	_ = unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED)
+	_ = unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_RANDOM)
+	buf := make([]byte, pageSize)
+	for off := int64(0); ; off += int64(pageSize) {
+		if n, _ := f.ReadAt(buf, off); n < len(buf) {
+			break
+		}
 	}
 }

@@ -22,7 +22,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 	fmt.Fprintf(w, "\nRSS %s, Pss %s (%s)\n", Human(r.RSSBytes), Human(r.PssBytes), r.Source)
 	fmt.Fprintf(w, "attributed %s, unattributed %s (%.2f%% of RSS)\n", Human(r.AttributedBytes), Human(r.UnattributedBytes), 100*r.UnattributedShare)
 	if r.PageCacheOnlyBytes > 0 {
-		fmt.Fprintf(w, "mapped lines include %s in the page cache but not in this process's RSS\n", Human(r.PageCacheOnlyBytes))
+		fmt.Fprintf(w, "mapped files hold another %s in the page cache, not in this process's RSS (not attributed)\n", Human(r.PageCacheOnlyBytes))
 	}
 	for _, m := range r.UnattributedMappings {
 		fmt.Fprintf(w, "unregistered mapping: %s (%s resident)\n", m.Path, Human(m.Resident))

@@ -20,8 +20,8 @@ type MemoryRegistrar interface {
 
 // RegisterMemory adds the mapped tensors to l, one line per layer
 // ("blk.3 weights (mapped)") and one per other tensor, which keeps the
-// table readable while mincore still runs over each tensor's own range,
-// plus the parsed header the Source keeps on the heap.
+// table readable while residency is still measured over each tensor's
+// own range, plus the parsed header the Source keeps on the heap.
 func (s *Source) RegisterMemory(l *ledger.Ledger) {
 	type group struct {
 		name string

@@ -29,7 +29,7 @@ func ledgerCmd() *cobra.Command {
 		Short: "Load a model, run one request, and print where every resident byte is",
 		Long: `Load a model, run one request that fills --ctx positions (a prompt of ctx - n tokens,
 then n greedy tokens), and print the memory ledger: every mapped or allocated buffer by
-name (weights per layer with their mincore residency, KV per layer, RoPE tables, norm
+name (weights per layer with their resident pages, KV per layer, RoPE tables, norm
 vectors, tokenizer, Go runtime classes, the program itself) next to the process's RSS
 and Pss from /proc/self/smaps_rollup, and the unattributed rest. --json prints the
 same report as GET /debug/memory does.`,
