@@ -470,7 +470,7 @@ func (e *Engine) stepStage(si int) bool {
 		batch = append(e.batch[:0], ready[start:min(len(ready), start+max)]...)
 		batch = append(batch, ready[:max-len(batch)]...)
 		e.batch = batch
-		e.turn[si] = start + max
+		e.turn[si] = (start + max) % len(ready)
 	}
 	e.stageStats[si].steps.Add(1)
 	e.safeStep(si, batch)

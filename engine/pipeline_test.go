@@ -34,7 +34,10 @@ type frameStage struct {
 }
 
 // frameParams is a request's Params for the pipeline tests.
-type frameParams struct{ id int }
+type frameParams struct {
+	id    int
+	limit int // the energy stage ends the request after this many outputs
+}
 
 type frameState struct {
 	id      int
@@ -395,6 +398,7 @@ func TestPipelineCancel(t *testing.T) {
 	if freed.Stages[0].Items != 1 || freed.Stages[1].Items != 1 {
 		t.Errorf("items after the cancel: %+v", freed.Stages)
 	}
+	t.Logf("cancelled in step %d; the frame stage's next step (%d, after one LLM step) sees both reservations freed", cancelledAt, freedAt)
 }
 
 // A downstream error fails only its request; the others finish with the
@@ -467,5 +471,122 @@ func TestPipelineReserve(t *testing.T) {
 	r.Params = nil
 	if _, err := e.Submit(context.Background(), r); err == nil {
 		t.Error("a request without frame params was accepted")
+	}
+}
+
+// energyStage is a third stage: one value per frame, the frame's energy
+// plus the item's running total; a request's limit makes it end early.
+type energyStage struct{ released sync.Map }
+
+type energyState struct {
+	total float32
+	n     int
+	limit int
+	id    int
+}
+
+func (*energyStage) Name() string        { return "energy" }
+func (*energyStage) Limits() StageLimits { return StageLimits{MaxItems: 2, QueueLen: 2} }
+func (*energyStage) Reserve(r *Request) (int64, error) {
+	return 64, nil
+}
+
+func (*energyStage) Start(it *Item) error {
+	p := it.Request().Params.(frameParams)
+	it.State = &energyState{limit: p.limit, id: p.id}
+	return nil
+}
+
+func (g *energyStage) Release(it *Item) { g.released.Store(it.State.(*energyState).id, true) }
+
+func energy(fr []float32, total float32) float32 {
+	for _, x := range fr {
+		total += x * x
+	}
+	return total
+}
+
+func (*energyStage) Step(batch []*Item) {
+	for _, it := range batch {
+		s := it.State.(*energyState)
+		ev := it.Input()[0]
+		it.Consume(1)
+		if ev.Data != nil {
+			s.total = energy(ev.Data.([]float32), s.total)
+			s.n++
+			out := Event{Data: s.total}
+			if s.n == s.limit {
+				out.Finish = FinishLength
+			}
+			it.Emit(out)
+			if out.Finish != "" {
+				continue
+			}
+		}
+		if ev.Finish != "" {
+			it.Emit(Event{Finish: ev.Finish})
+		}
+	}
+}
+
+// Three stages stream into each other; a last stage that ends early ends
+// the request and releases the stages before it.
+func TestPipelineThreeStages(t *testing.T) {
+	const k, dim, n, maxTokens = 3, 5, 3, 24
+	fs := newFrameStage(k, dim, StageLimits{QueueLen: 3})
+	es := &energyStage{}
+	e := NewPipeline(Config{}, LLMStage(tinySpark(t), 0, 0), fs, es)
+	defer e.Close()
+	var wg sync.WaitGroup
+	got := make([][]float32, n)
+	for i := range n {
+		r := pipeRequest(t, i, maxTokens)
+		if i == 2 {
+			r.MaxTokens = 1000
+			r.Params = frameParams{id: i, limit: 2}
+		}
+		ch, err := e.Submit(context.Background(), r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wg.Go(func() {
+			for ev := range ch {
+				if ev.Err != nil {
+					t.Errorf("request %d: %v", i, ev.Err)
+				}
+				if ev.Data != nil {
+					got[i] = append(got[i], ev.Data.(float32))
+				}
+			}
+		})
+	}
+	wg.Wait()
+	s := waitIdle(t, e)
+	for i := range n {
+		toks := llmOnly(t, i, maxTokens)
+		var want []float32
+		var total float32
+		for _, fr := range expectFrames(toks, k, dim) {
+			total = energy(fr, total)
+			want = append(want, total)
+		}
+		if i == 2 {
+			want = want[:2]
+		}
+		if len(got[i]) != len(want) {
+			t.Fatalf("request %d: %d values, want %d", i, len(got[i]), len(want))
+		}
+		for j := range want {
+			if got[i][j] != want[j] {
+				t.Fatalf("request %d value %d: %v, want %v", i, j, got[i][j], want[j])
+			}
+		}
+		if _, ok := es.released.Load(i); !ok {
+			t.Errorf("request %d: energy state not released", i)
+		}
+	}
+	// The early end stopped request 2's LLM long before its 1000 tokens.
+	if s.GenerationTokens > 2*maxTokens+100 {
+		t.Errorf("%d tokens generated", s.GenerationTokens)
 	}
 }

@@ -89,9 +89,10 @@ func (it *Item) Consume(n int) {
 }
 
 // Emit sends an event to the next stage's item, or to the caller from the
-// last stage. An event with Finish set ends the item: its state is
-// released and its reservation freed before Emit returns; from the last
-// stage it ends the request.
+// last stage. An event with Finish set ends the item, and any items of
+// earlier stages still running (nothing would read their output): their
+// states are released and their reservations freed before Emit returns;
+// from the last stage it ends the request.
 func (it *Item) Emit(ev Event) {
 	if it.done {
 		return
@@ -99,6 +100,9 @@ func (it *Item) Emit(ev Event) {
 	r, e := it.r, it.r.e
 	if ev.Finish != "" {
 		e.endItem(it) // freed before anyone hears of the end
+		for j := range it.stage {
+			e.endItem(&r.items[j]) // nothing would read what they make
+		}
 	}
 	if it.stage+1 < len(r.items) {
 		if next := &r.items[it.stage+1]; !next.done {
