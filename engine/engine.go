@@ -33,9 +33,11 @@
 // stepping each stage with work once a round means none starves. Inside a
 // stage, items take turns when more are ready than StageLimits.MaxItems.
 // Backpressure: an item is not stepped while the queue of its request's
-// next stage is full (StageLimits.QueueLen), or, in the last stage, while
-// the caller's channel is full, so a fast stage or a slow reader never
-// makes anything buffer without bound or block the loop.
+// next stage is full (StageLimits.QueueLen), so a fast stage never makes
+// a slow one buffer without bound. The last stage's events go to the
+// caller's channel (16 events); as for the plain LLM engine, a caller
+// must read its events or cancel: a full channel holds the loop until it
+// does (skipping such items would split batches).
 //
 // Cancellation and errors: a cancelled request's items leave every stage
 // before that stage's next step, their states are released and their
@@ -335,14 +337,8 @@ func (e *Engine) loop() {
 			e.idle()
 			continue
 		}
-		stepped := false
 		for si := len(e.stages) - 1; si >= 0; si-- {
-			if e.stepStage(si) {
-				stepped = true
-			}
-		}
-		if !stepped && !e.finished {
-			e.wait() // every item waits for a reader
+			e.stepStage(si)
 		}
 		e.sweep()
 	}
@@ -449,12 +445,10 @@ func (e *Engine) stepStage(si int) bool {
 			}
 			continue
 		}
-		if last {
-			if len(r.out) == cap(r.out) {
-				continue // the caller has not read yet
+		if !last {
+			if next := &r.items[si+1]; !next.done && len(next.in) >= e.limits[si+1].QueueLen {
+				continue // backpressure
 			}
-		} else if next := &r.items[si+1]; !next.done && len(next.in) >= e.limits[si+1].QueueLen {
-			continue // backpressure
 		}
 		ready = append(ready, it)
 	}
