@@ -1,3 +1,48 @@
+// Package engine schedules requests through a pipeline of stages in one
+// loop of batched steps.
+//
+// A Stage owns a step function that advances a batch of its items by one
+// step. A request has one Item per stage. The first stage's input is the
+// Request itself; every later stage's input is the stream of Events the
+// stage before it emits, queued on its item. Stages stream into each
+// other: a later stage's item is stepped as soon as it has input queued,
+// while the earlier one is still running (a codec decodes the first frames
+// while a talker still generates codes). An event with Finish set ends the
+// emitting item; the request ends when its last stage's item ends, and the
+// last stage's events are what Submit's channel delivers.
+//
+// The LLM path is one stage (LLMStage): continuous batching of decode
+// tokens and chunked prefill within MaxNumBatchedTokens, a KV cache per
+// sequence and a hash-chained prefix cache. New(m, cfg) is a pipeline of
+// that one stage.
+//
+// Memory: each stage's Reserve says the most bytes a request's item may
+// hold in it. A request is admitted (in arrival order, at most MaxNumSeqs
+// at once) only when the sum over all its stages fits what the budget
+// (KVCacheBytes) has left, so an admitted request never waits for memory
+// and the pipeline cannot deadlock; each stage's part is freed as soon as
+// that stage's item ends, before the next stage or the caller hears of it.
+// Prefix-cache blocks live in what reservations leave and are evicted
+// first.
+//
+// Scheduling: each round of the loop admits waiting requests, drops
+// cancelled ones, then steps every stage that has ready items once,
+// downstream first. Draining later stages before earlier ones refill them
+// keeps latency low (the first frame is decoded the round after its codes
+// exist), frees queue room and memory before producers add more, and
+// stepping each stage with work once a round means none starves. Inside a
+// stage, items take turns when more are ready than StageLimits.MaxItems.
+// Backpressure: an item is not stepped while the queue of its request's
+// next stage is full (StageLimits.QueueLen), so a fast stage never makes
+// a slow one buffer without bound. The last stage's events go to the
+// caller's channel (16 events); as for the plain LLM engine, a caller
+// must read its events or cancel: a full channel holds the loop until it
+// does (skipping such items would split batches).
+//
+// Cancellation and errors: a cancelled request's items leave every stage
+// before that stage's next step, their states are released and their
+// reservations freed. Item.Fail, a failed Start or a panicking Step ends
+// only the requests involved; every other request goes on.
 package engine
 
 import (
@@ -8,7 +53,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/siskin-ml/siskin/kv"
 	"github.com/siskin-ml/siskin/model"
 	"github.com/siskin-ml/siskin/sample"
 )
@@ -52,15 +96,21 @@ type Request struct {
 	// CacheSalt keeps this request's prefix-cache entries apart from
 	// requests with another salt (vLLM's cache_salt).
 	CacheSalt string
+	// Params carries what other stages of a pipeline need (a voice, an
+	// audio format); each stage reads its own kind.
+	Params any
 }
 
-// Event is what a request's stream delivers: a token, or the end.
+// Event is what a stage emits and a request's stream delivers: a token, a
+// value of another kind, or the end.
 type Event struct {
-	Token  sample.Token
+	Token sample.Token
+	// Data is what a stage emits that is not a token (an audio frame).
+	Data   any
 	Finish FinishReason // set on the last event
 	Err    error        // set when the request failed
 	// CachedTokens is how many prompt tokens were served from the prefix
-	// cache (set on the first event).
+	// cache (set on the first event the caller gets).
 	CachedTokens int
 }
 
@@ -70,52 +120,63 @@ const FinishAbort FinishReason = "abort"
 // Stats is a snapshot of the engine's state and counters.
 type Stats struct {
 	Running, Waiting     int
-	KVUsedBytes, KVBytes int64
+	KVUsedBytes, KVBytes int64 // reserved by all stages, and the budget
 	PrefixQueries        int64 // prompt tokens looked up in the prefix cache
 	PrefixHits           int64 // of those, tokens found
 	PrefixCacheBytes     int64 // held by cached prefix blocks
 	PromptTokens         int64
 	GenerationTokens     int64
-	Steps                int64
+	Steps                int64 // steps of all stages
+	Stages               []StageStats
 }
 
-type seq struct {
-	req       Request
-	ctx       context.Context
-	out       chan Event
-	cache     *kv.Cache
-	fed       int   // prompt tokens already in the cache
-	generated []int // output tokens
-	reserved  int64
-	cached    int
-	started   bool
-	// Prefix-cache progress: blocks inserted so far and the last one's hash.
-	nextBlock int
-	lastHash  uint64
+// StageStats is one stage's part of Stats.
+type StageStats struct {
+	Name          string
+	Items         int   // live items
+	Queued        int   // events queued into its items
+	ReservedBytes int64 // held by its items
+	Steps         int64
 }
 
-// tokens is everything the sequence has fed or will feed next.
-func (s *seq) tokens() []int {
-	if len(s.generated) == 0 {
-		return s.req.Prompt
-	}
-	return append(append(make([]int, 0, len(s.req.Prompt)+len(s.generated)), s.req.Prompt...), s.generated...)
+// request is one submitted request's state in the loop.
+type request struct {
+	e        *Engine
+	req      Request
+	ctx      context.Context
+	out      chan Event
+	items    []Item // one per stage
+	reserved int64  // sum of the items' reservations
+	cached   int    // prompt tokens from the prefix cache, for the first event
+	sent     bool   // an event has reached the caller
+	done     bool
 }
 
-// Engine runs requests on one model in a loop of batched steps.
+type stageStats struct {
+	items, queued, reserved, steps atomic.Int64
+}
+
+// Engine runs requests through its stages in a loop of batched steps.
 type Engine struct {
-	m   model.Model
-	cfg Config
+	cfg    Config
+	stages []Stage
+	limits []StageLimits
+	llms   []*llmStage
 
 	mu      sync.Mutex
-	waiting []*seq
+	waiting []*request
 	wake    chan struct{}
 	closed  bool
 
 	// Owned by the loop goroutine.
-	running []*seq
-	kvUsed  int64
-	prefix  *prefixCache
+	running  []*request // in arrival order; done ones until the next sweep
+	live     int        // running requests not done
+	used     int64      // bytes reserved by live items
+	finished bool       // a request ended since the last sweep
+	ready    []*Item    // scratch: the items a stage could step
+	batch    []*Item    // scratch: the batch given to a stage
+	turn     []int      // per stage: where the next turn starts
+	stall    *time.Timer
 
 	stats struct {
 		running, waiting               atomic.Int64
@@ -123,13 +184,22 @@ type Engine struct {
 		prefixQueries, prefixHits      atomic.Int64
 		prefixBytes                    atomic.Int64
 		promptTokens, generationTokens atomic.Int64
-		steps                          atomic.Int64
 	}
-	done chan struct{}
+	stageStats []stageStats
+	done       chan struct{}
 }
 
-// New starts an engine on m.
+// New starts an engine on m: a pipeline of one LLM stage.
 func New(m model.Model, cfg Config) *Engine {
+	return NewPipeline(cfg, LLMStage(m, 0, 0))
+}
+
+// NewPipeline starts an engine whose requests flow through stages in
+// order.
+func NewPipeline(cfg Config, stages ...Stage) *Engine {
+	if len(stages) == 0 {
+		panic("engine: a pipeline needs a stage")
+	}
 	if cfg.MaxNumSeqs <= 0 {
 		cfg.MaxNumSeqs = 8
 	}
@@ -142,39 +212,56 @@ func New(m model.Model, cfg Config) *Engine {
 	if cfg.MaxWaiting <= 0 {
 		cfg.MaxWaiting = 256
 	}
-	e := &Engine{m: m, cfg: cfg, wake: make(chan struct{}, 1), done: make(chan struct{}), prefix: newPrefixCache(m.Config())}
+	e := &Engine{
+		cfg: cfg, stages: stages, wake: make(chan struct{}, 1), done: make(chan struct{}),
+		turn: make([]int, len(stages)), stageStats: make([]stageStats, len(stages)),
+	}
+	for _, st := range stages {
+		if l, ok := st.(*llmStage); ok {
+			l.attach(e)
+			e.llms = append(e.llms, l)
+		}
+		lim := st.Limits()
+		if lim.MaxItems <= 0 {
+			lim.MaxItems = cfg.MaxNumSeqs
+		}
+		if lim.QueueLen <= 0 {
+			lim.QueueLen = 16
+		}
+		e.limits = append(e.limits, lim)
+	}
+	e.stall = time.NewTimer(time.Hour)
+	e.stall.Stop()
 	go e.loop()
 	return e
 }
 
-// Model returns the engine's model.
-func (e *Engine) Model() model.Model { return e.m }
+// Model returns the model of the engine's first LLM stage, or nil.
+func (e *Engine) Model() model.Model {
+	if len(e.llms) == 0 {
+		return nil
+	}
+	return e.llms[0].m
+}
 
 // Config returns the engine's limits.
 func (e *Engine) Config() Config { return e.cfg }
 
-// reservation is the KV bytes a request may need at its longest.
-func (e *Engine) reservation(r *Request) int64 {
-	return e.m.Config().KVBytes(len(r.Prompt) + r.MaxTokens)
-}
-
 // Submit queues a request. Events arrive on the returned channel, which is
 // closed after the last one; cancelling ctx aborts the request and frees
-// its cache within one step.
+// its memory in every stage within one step.
 func (e *Engine) Submit(ctx context.Context, r Request) (<-chan Event, error) {
-	if len(r.Prompt) == 0 {
-		return nil, fmt.Errorf("engine: empty prompt")
+	q := &request{e: e, req: r, ctx: ctx, out: make(chan Event, 16), items: make([]Item, len(e.stages))}
+	for i, st := range e.stages {
+		n, err := st.Reserve(&q.req)
+		if err != nil {
+			return nil, err
+		}
+		q.items[i] = Item{r: q, stage: i, reserved: n}
+		q.reserved += n
 	}
-	if r.MaxTokens <= 0 {
-		return nil, fmt.Errorf("engine: max tokens must be positive")
-	}
-	if r.Sampler == nil {
-		return nil, fmt.Errorf("engine: no sampler")
-	}
-	s := &seq{req: r, ctx: ctx, out: make(chan Event, 16)}
-	s.reserved = e.reservation(&r)
-	if s.reserved > e.cfg.KVCacheBytes {
-		return nil, fmt.Errorf("%w: %d prompt + %d new tokens need %d bytes, the budget is %d", ErrTooLarge, len(r.Prompt), r.MaxTokens, s.reserved, e.cfg.KVCacheBytes)
+	if q.reserved > e.cfg.KVCacheBytes {
+		return nil, fmt.Errorf("%w: %d prompt + %d new tokens need %d bytes, the budget is %d", ErrTooLarge, len(r.Prompt), r.MaxTokens, q.reserved, e.cfg.KVCacheBytes)
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -184,10 +271,10 @@ func (e *Engine) Submit(ctx context.Context, r Request) (<-chan Event, error) {
 	if len(e.waiting) >= e.cfg.MaxWaiting {
 		return nil, ErrQueueFull
 	}
-	e.waiting = append(e.waiting, s)
+	e.waiting = append(e.waiting, q)
 	e.stats.waiting.Store(int64(len(e.waiting)))
 	e.signal()
-	return s.out, nil
+	return q.out, nil
 }
 
 func (e *Engine) signal() {
@@ -211,7 +298,7 @@ func (e *Engine) Close() {
 
 // Stats returns a snapshot of the engine's counters.
 func (e *Engine) Stats() Stats {
-	return Stats{
+	s := Stats{
 		Running:          int(e.stats.running.Load()),
 		Waiting:          int(e.stats.waiting.Load()),
 		KVUsedBytes:      e.stats.kvUsed.Load(),
@@ -221,8 +308,17 @@ func (e *Engine) Stats() Stats {
 		PrefixCacheBytes: e.stats.prefixBytes.Load(),
 		PromptTokens:     e.stats.promptTokens.Load(),
 		GenerationTokens: e.stats.generationTokens.Load(),
-		Steps:            e.stats.steps.Load(),
+		Stages:           make([]StageStats, len(e.stages)),
 	}
+	for i, st := range e.stages {
+		ss := &e.stageStats[i]
+		s.Stages[i] = StageStats{
+			Name: st.Name(), Items: int(ss.items.Load()), Queued: int(ss.queued.Load()),
+			ReservedBytes: ss.reserved.Load(), Steps: ss.steps.Load(),
+		}
+		s.Steps += s.Stages[i].Steps
+	}
+	return s
 }
 
 func (e *Engine) loop() {
@@ -236,12 +332,15 @@ func (e *Engine) loop() {
 			return
 		}
 		e.admit()
-		e.dropCancelled()
-		if len(e.running) == 0 {
+		e.sweep()
+		if e.live == 0 {
 			e.idle()
 			continue
 		}
-		e.step()
+		for si := len(e.stages) - 1; si >= 0; si-- {
+			e.stepStage(si)
+		}
+		e.sweep()
 	}
 }
 
@@ -256,37 +355,33 @@ func (e *Engine) idle() {
 	}
 	// Requests wait for budget that only running requests free; with none
 	// running that cannot happen, so this is only reached transiently.
+	e.wait()
+}
+
+// wait sleeps until a request arrives or a short while passes: readers
+// freeing room in their channels do not signal the loop.
+func (e *Engine) wait() {
+	e.stall.Reset(time.Millisecond)
 	select {
 	case <-e.wake:
-	case <-time.After(10 * time.Millisecond):
+		e.stall.Stop() // since Go 1.23 no stale tick survives Stop
+	case <-e.stall.C:
 	}
 }
 
 // admit moves waiting requests into the running set while sequences and
-// KV budget allow, in arrival order.
+// the byte budget allow, in arrival order.
 func (e *Engine) admit() {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	kept := e.waiting[:0]
-	for i, s := range e.waiting {
-		if s.ctx.Err() != nil {
-			e.finish(s, FinishAbort, s.ctx.Err())
+	for i, r := range e.waiting {
+		if err := r.ctx.Err(); err != nil {
+			e.finish(r, FinishAbort, err)
 			continue
 		}
-		if len(e.running) < e.cfg.MaxNumSeqs && e.kvUsed+s.reserved <= e.cfg.KVCacheBytes && len(kept) == 0 {
-			// Cached prefix blocks give way to running requests.
-			e.prefix.evict(e.cfg.KVCacheBytes - e.kvUsed - s.reserved)
-			e.stats.prefixBytes.Store(e.prefix.bytes)
-			s.cache = e.m.NewCache()
-			if chain := e.prefix.lookup(s.req.Prompt, s.req.CacheSalt); len(chain) > 0 {
-				e.prefix.restore(s.cache, chain)
-				s.fed, s.cached = s.cache.Len(), s.cache.Len()
-				s.nextBlock, s.lastHash = len(chain), chain[len(chain)-1].hash
-			}
-			e.stats.prefixQueries.Add(int64(len(s.req.Prompt)))
-			e.stats.prefixHits.Add(int64(s.cached))
-			e.kvUsed += s.reserved
-			e.running = append(e.running, s)
+		if e.live < e.cfg.MaxNumSeqs && e.used+r.reserved <= e.cfg.KVCacheBytes && len(kept) == 0 {
+			e.start(r)
 			continue
 		}
 		kept = append(kept, e.waiting[i])
@@ -294,183 +389,207 @@ func (e *Engine) admit() {
 	clear(e.waiting[len(kept):])
 	e.waiting = kept
 	e.stats.waiting.Store(int64(len(e.waiting)))
-	e.stats.running.Store(int64(len(e.running)))
-	e.stats.kvUsed.Store(e.kvUsed)
 }
 
-func (e *Engine) dropCancelled() {
-	kept := e.running[:0]
-	for _, s := range e.running {
-		if err := s.ctx.Err(); err != nil {
-			e.release(s)
-			e.finish(s, FinishAbort, err)
+// start reserves a request's memory in every stage and starts its items.
+func (e *Engine) start(r *request) {
+	e.live++
+	e.running = append(e.running, r)
+	for i := range r.items {
+		it := &r.items[i]
+		e.used += it.reserved
+		e.stageStats[i].reserved.Add(it.reserved)
+		e.stageStats[i].items.Add(1)
+	}
+	e.stats.kvUsed.Store(e.used)
+	e.stats.running.Store(int64(e.live))
+	for i := range r.items {
+		it := &r.items[i]
+		if err := e.safeStart(it); err != nil {
+			e.fail(r, "", err)
+			return
+		}
+		it.started = true
+	}
+}
+
+func (e *Engine) safeStart(it *Item) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("engine: stage %s: start panicked: %v", e.stages[it.stage].Name(), p)
+		}
+	}()
+	return e.stages[it.stage].Start(it)
+}
+
+// stepStage runs one step of stage si over its ready items and reports
+// whether it ran.
+func (e *Engine) stepStage(si int) bool {
+	last := si == len(e.stages)-1
+	ready := e.ready[:0]
+	for _, r := range e.running {
+		if r.done {
 			continue
 		}
-		kept = append(kept, s)
+		it := &r.items[si]
+		if it.done {
+			continue
+		}
+		if err := r.ctx.Err(); err != nil {
+			e.fail(r, FinishAbort, err) // within one step of every stage
+			continue
+		}
+		if si > 0 && len(it.in) == 0 {
+			if r.items[si-1].done {
+				e.fail(r, "", fmt.Errorf("engine: stage %s did not finish after its input ended", e.stages[si].Name()))
+			}
+			continue
+		}
+		if !last {
+			if next := &r.items[si+1]; !next.done && len(next.in) >= e.limits[si+1].QueueLen {
+				continue // backpressure
+			}
+		}
+		ready = append(ready, it)
 	}
-	clear(e.running[len(kept):])
-	e.running = kept
-	e.stats.running.Store(int64(len(e.running)))
+	e.ready = ready
+	if len(ready) == 0 {
+		return false
+	}
+	batch := ready
+	if max := e.limits[si].MaxItems; len(ready) > max {
+		// Take turns: a window of max items, starting where the last
+		// truncated batch of this stage stopped.
+		start := e.turn[si] % len(ready)
+		batch = append(e.batch[:0], ready[start:min(len(ready), start+max)]...)
+		batch = append(batch, ready[:max-len(batch)]...)
+		e.batch = batch
+		e.turn[si] = (start + max) % len(ready)
+	}
+	e.stageStats[si].steps.Add(1)
+	e.safeStep(si, batch)
+	clear(e.ready)
+	clear(e.batch)
+	return true
 }
 
-func (e *Engine) release(s *seq) {
-	e.kvUsed -= s.reserved
-	if s.cache != nil {
-		e.cacheBlocks(s) // what fits now that its reservation is free
-	}
-	s.cache = nil
-	e.stats.kvUsed.Store(e.kvUsed)
+// safeStep runs a stage's step; a panic fails the batch's requests only.
+func (e *Engine) safeStep(si int, batch []*Item) {
+	defer func() {
+		if p := recover(); p != nil {
+			err := fmt.Errorf("engine: stage %s: step panicked: %v", e.stages[si].Name(), p)
+			for _, it := range batch {
+				if !it.r.done {
+					e.fail(it.r, "", err)
+				}
+			}
+		}
+	}()
+	e.stages[si].Step(batch)
 }
 
-func (e *Engine) finish(s *seq, why FinishReason, err error) {
-	ev := Event{Finish: why, Err: err}
-	if !s.started {
-		ev.CachedTokens = s.cached
+// endItem releases an item of a running request and frees its
+// reservation.
+func (e *Engine) endItem(it *Item) {
+	if it.done {
+		return
 	}
-	send(s, ev)
-	close(s.out)
+	it.done = true
+	ss := &e.stageStats[it.stage]
+	e.used -= it.reserved
+	ss.reserved.Add(-it.reserved)
+	ss.items.Add(-1)
+	ss.queued.Add(int64(-len(it.in)))
+	clear(it.in)
+	it.in = nil
+	if it.started {
+		// After the reservation is freed: a cache the stage keeps may
+		// use the room.
+		e.stages[it.stage].Release(it)
+	}
+	it.State = nil
+	e.stats.kvUsed.Store(e.used)
+}
+
+// endRequest releases every item of a running request.
+func (e *Engine) endRequest(r *request) {
+	if r.done {
+		return
+	}
+	for i := range r.items {
+		e.endItem(&r.items[i])
+	}
+	r.done = true
+	e.live--
+	e.finished = true
+	e.stats.running.Store(int64(e.live))
+}
+
+// fail ends a running request with a last event carrying why and err.
+func (e *Engine) fail(r *request, why FinishReason, err error) {
+	if r.done {
+		return
+	}
+	e.endRequest(r)
+	e.finish(r, why, err)
+}
+
+// finish sends a request's last event and closes its stream.
+func (e *Engine) finish(r *request, why FinishReason, err error) {
+	e.deliver(r, Event{Finish: why, Err: err})
+	close(r.out)
+}
+
+// deliver sends an event to the caller, the first one with the prefix
+// cache's count.
+func (e *Engine) deliver(r *request, ev Event) {
+	if !r.sent {
+		ev.CachedTokens, r.sent = r.cached, true
+	}
+	send(r, ev)
 }
 
 // send delivers an event unless the caller has cancelled: a caller must
 // read its events or cancel, and a cancelled one never blocks the loop.
-func send(s *seq, ev Event) {
+func send(r *request, ev Event) {
 	select {
-	case s.out <- ev: // room in the buffer: delivered even after a cancel
+	case r.out <- ev: // room in the buffer: delivered even after a cancel
 		return
 	default:
 	}
 	select {
-	case s.out <- ev:
-	case <-s.ctx.Done():
+	case r.out <- ev:
+	case <-r.ctx.Done():
 	}
 }
 
+// sweep drops ended requests from the running set.
+func (e *Engine) sweep() {
+	if !e.finished {
+		return
+	}
+	e.finished = false
+	kept := e.running[:0]
+	for _, r := range e.running {
+		if !r.done {
+			kept = append(kept, r)
+		}
+	}
+	clear(e.running[len(kept):])
+	e.running = kept
+}
+
 func (e *Engine) abortAll() {
-	for _, s := range e.running {
-		e.release(s)
-		e.finish(s, FinishAbort, errors.New("engine: shutting down"))
+	for _, r := range e.running {
+		e.fail(r, FinishAbort, errors.New("engine: shutting down"))
 	}
 	e.running = nil
 	e.mu.Lock()
-	for _, s := range e.waiting {
-		e.finish(s, FinishAbort, errors.New("engine: shutting down"))
+	for _, r := range e.waiting {
+		e.finish(r, FinishAbort, errors.New("engine: shutting down"))
 	}
 	e.waiting = nil
 	e.mu.Unlock()
 	e.stats.running.Store(0)
 	e.stats.waiting.Store(0)
-}
-
-// step runs one batched forward pass: one token for every decoding
-// sequence, then prompt chunks within the token budget.
-func (e *Engine) step() {
-	budget := e.cfg.MaxNumBatchedTokens
-	var seqs []model.Seq
-	var owners []*seq
-	for _, s := range e.running {
-		if s.fed == len(s.req.Prompt) && len(s.generated) > 0 {
-			seqs = append(seqs, model.Seq{Cache: s.cache, Tokens: s.generated[len(s.generated)-1:]})
-			owners = append(owners, s)
-			budget--
-		}
-	}
-	for _, s := range e.running {
-		if s.fed < len(s.req.Prompt) && budget > 0 {
-			n := min(budget, len(s.req.Prompt)-s.fed)
-			seqs = append(seqs, model.Seq{Cache: s.cache, Tokens: s.req.Prompt[s.fed : s.fed+n]})
-			owners = append(owners, s)
-			budget -= n
-		}
-	}
-	logits, err := e.m.ForwardBatch(seqs)
-	e.stats.steps.Add(1)
-	if err != nil {
-		for _, s := range owners {
-			e.release(s)
-			e.finish(s, "", err)
-		}
-		e.removeFinished(owners)
-		return
-	}
-	var done []*seq
-	for i, s := range owners {
-		if s.fed < len(s.req.Prompt) {
-			s.fed += len(seqs[i].Tokens)
-			e.stats.promptTokens.Add(int64(len(seqs[i].Tokens)))
-		}
-		e.cacheBlocks(s)
-		if s.fed < len(s.req.Prompt) {
-			continue // more prompt chunks to come
-		}
-		if s.ctx.Err() != nil {
-			continue // dropped at the start of the next step
-		}
-		tok, err := s.req.Sampler.Sample(logits[i])
-		if err != nil {
-			e.release(s)
-			e.finish(s, "", err)
-			done = append(done, s)
-			continue
-		}
-		ev := Event{Token: tok}
-		if !s.started {
-			ev.CachedTokens, s.started = s.cached, true
-		}
-		e.stats.generationTokens.Add(1)
-		stop := s.req.Stop != nil && s.req.Stop(tok.ID)
-		if !stop {
-			s.generated = append(s.generated, tok.ID)
-		}
-		switch {
-		case stop:
-			ev.Finish = FinishStop
-		case len(s.generated) >= s.req.MaxTokens:
-			ev.Finish = FinishLength
-		}
-		if ev.Finish != "" {
-			e.release(s) // freed before the caller hears of the end
-			done = append(done, s)
-		}
-		send(s, ev)
-		if ev.Finish != "" {
-			close(s.out)
-		}
-	}
-	e.removeFinished(done)
-}
-
-// cacheBlocks offers the sequence's newly completed blocks to the prefix
-// cache, within what the KV budget leaves after running requests.
-func (e *Engine) cacheBlocks(s *seq) {
-	if (s.nextBlock+1)*BlockSize > s.cache.Len() {
-		return
-	}
-	room := func(n int64) bool {
-		limit := e.cfg.KVCacheBytes - e.kvUsed - n
-		if e.prefix.bytes > limit {
-			e.prefix.evict(limit)
-		}
-		return e.prefix.bytes <= limit
-	}
-	s.nextBlock, s.lastHash = e.prefix.insert(s.cache, s.tokens(), s.req.CacheSalt, s.nextBlock, s.lastHash, room)
-	e.stats.prefixBytes.Store(e.prefix.bytes)
-}
-
-func (e *Engine) removeFinished(done []*seq) {
-	if len(done) == 0 {
-		return
-	}
-	gone := map[*seq]bool{}
-	for _, s := range done {
-		gone[s] = true
-	}
-	kept := e.running[:0]
-	for _, s := range e.running {
-		if !gone[s] {
-			kept = append(kept, s)
-		}
-	}
-	clear(e.running[len(kept):])
-	e.running = kept
-	e.stats.running.Store(int64(len(e.running)))
 }

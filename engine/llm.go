@@ -1,0 +1,220 @@
+package engine
+
+import (
+	"fmt"
+
+	"github.com/siskin-ml/siskin/kv"
+	"github.com/siskin-ml/siskin/model"
+)
+
+// llmStage generates tokens with a model: its items read their prompt
+// from the Request and emit one Event per token (Token set; the last with
+// FinishStop or FinishLength), so it belongs first in a pipeline.
+type llmStage struct {
+	m                 model.Model
+	maxItems, maxToks int
+	e                 *Engine
+	prefix            *prefixCache
+
+	// Scratch reused by every step.
+	seqs   []model.Seq
+	owners []*Item
+}
+
+// LLMStage returns a stage that runs m on the Request's prompt with
+// continuous batching: every step feeds one token for each decoding item,
+// then prompt chunks, within maxBatchedTokens, so a long prompt is
+// prefilled over several steps while others keep decoding. Each item
+// reserves the KV cache its prompt plus MaxTokens can need, and offers its
+// full blocks to the stage's prefix cache. Zero limits take the engine's
+// MaxNumSeqs and MaxNumBatchedTokens.
+func LLMStage(m model.Model, maxItems, maxBatchedTokens int) Stage {
+	return &llmStage{m: m, maxItems: maxItems, maxToks: maxBatchedTokens, prefix: newPrefixCache(m.Config())}
+}
+
+func (l *llmStage) attach(e *Engine) {
+	if l.e != nil {
+		panic("engine: an LLM stage serves one engine")
+	}
+	l.e = e
+	if l.maxToks <= 0 {
+		l.maxToks = e.cfg.MaxNumBatchedTokens
+	}
+}
+
+func (l *llmStage) Name() string { return "llm" }
+
+func (l *llmStage) Limits() StageLimits { return StageLimits{MaxItems: l.maxItems} }
+
+// seq is one item's generation state.
+type seq struct {
+	cache     *kv.Cache
+	fed       int   // prompt tokens already in the cache
+	generated []int // output tokens
+	cached    int
+	// Prefix-cache progress: blocks inserted so far and the last one's hash.
+	nextBlock int
+	lastHash  uint64
+}
+
+// tokens is everything the sequence has fed or will feed next.
+func (s *seq) tokens(r *Request) []int {
+	if len(s.generated) == 0 {
+		return r.Prompt
+	}
+	return append(append(make([]int, 0, len(r.Prompt)+len(s.generated)), r.Prompt...), s.generated...)
+}
+
+func (l *llmStage) Reserve(r *Request) (int64, error) {
+	if len(r.Prompt) == 0 {
+		return 0, fmt.Errorf("engine: empty prompt")
+	}
+	if r.MaxTokens <= 0 {
+		return 0, fmt.Errorf("engine: max tokens must be positive")
+	}
+	if r.Sampler == nil {
+		return 0, fmt.Errorf("engine: no sampler")
+	}
+	return l.m.Config().KVBytes(len(r.Prompt) + r.MaxTokens), nil
+}
+
+// otherCaches is what the engine's other LLM stages' prefix caches hold.
+func (l *llmStage) otherCaches() int64 {
+	var n int64
+	for _, o := range l.e.llms {
+		if o != l {
+			n += o.prefix.bytes
+		}
+	}
+	return n
+}
+
+// room is what the budget leaves this stage's prefix cache.
+func (l *llmStage) room() int64 {
+	return l.e.cfg.KVCacheBytes - l.e.used - l.otherCaches()
+}
+
+func (l *llmStage) storeCacheBytes() {
+	l.e.stats.prefixBytes.Store(l.prefix.bytes + l.otherCaches())
+}
+
+func (l *llmStage) Start(it *Item) error {
+	r := it.Request()
+	// Cached prefix blocks give way to running requests (whose
+	// reservations the engine has just made).
+	l.prefix.evict(l.room())
+	l.storeCacheBytes()
+	s := &seq{cache: l.m.NewCache()}
+	if chain := l.prefix.lookup(r.Prompt, r.CacheSalt); len(chain) > 0 {
+		l.prefix.restore(s.cache, chain)
+		s.fed, s.cached = s.cache.Len(), s.cache.Len()
+		s.nextBlock, s.lastHash = len(chain), chain[len(chain)-1].hash
+	}
+	if it.stage == 0 {
+		it.r.cached = s.cached
+	}
+	l.e.stats.prefixQueries.Add(int64(len(r.Prompt)))
+	l.e.stats.prefixHits.Add(int64(s.cached))
+	it.State = s
+	return nil
+}
+
+func (l *llmStage) Release(it *Item) {
+	s := it.State.(*seq)
+	if s.cache != nil {
+		l.cacheBlocks(it, s) // what fits now that its reservation is free
+	}
+	s.cache = nil
+}
+
+// Step runs one batched forward pass: one token for every decoding
+// sequence, then prompt chunks within the token budget.
+func (l *llmStage) Step(batch []*Item) {
+	budget := l.maxToks
+	seqs, owners := l.seqs[:0], l.owners[:0]
+	for _, it := range batch {
+		s := it.State.(*seq)
+		if s.fed == len(it.r.req.Prompt) && len(s.generated) > 0 {
+			seqs = append(seqs, model.Seq{Cache: s.cache, Tokens: s.generated[len(s.generated)-1:]})
+			owners = append(owners, it)
+			budget--
+		}
+	}
+	for _, it := range batch {
+		s := it.State.(*seq)
+		p := it.r.req.Prompt
+		if s.fed < len(p) && budget > 0 {
+			n := min(budget, len(p)-s.fed)
+			seqs = append(seqs, model.Seq{Cache: s.cache, Tokens: p[s.fed : s.fed+n]})
+			owners = append(owners, it)
+			budget -= n
+		}
+	}
+	defer func() {
+		clear(seqs)
+		clear(owners)
+		l.seqs, l.owners = seqs[:0], owners[:0]
+	}()
+	if len(seqs) == 0 {
+		return
+	}
+	logits, err := l.m.ForwardBatch(seqs)
+	if err != nil {
+		for _, it := range owners {
+			it.Fail(err)
+		}
+		return
+	}
+	st := &l.e.stats
+	for i, it := range owners {
+		s := it.State.(*seq)
+		r := &it.r.req
+		if s.fed < len(r.Prompt) {
+			s.fed += len(seqs[i].Tokens)
+			st.promptTokens.Add(int64(len(seqs[i].Tokens)))
+		}
+		l.cacheBlocks(it, s)
+		if s.fed < len(r.Prompt) {
+			continue // more prompt chunks to come
+		}
+		if it.r.ctx.Err() != nil {
+			continue // dropped before the next step
+		}
+		tok, err := r.Sampler.Sample(logits[i])
+		if err != nil {
+			it.Fail(err)
+			continue
+		}
+		ev := Event{Token: tok}
+		st.generationTokens.Add(1)
+		stop := r.Stop != nil && r.Stop(tok.ID)
+		if !stop {
+			s.generated = append(s.generated, tok.ID)
+		}
+		switch {
+		case stop:
+			ev.Finish = FinishStop
+		case len(s.generated) >= r.MaxTokens:
+			ev.Finish = FinishLength
+		}
+		it.Emit(ev)
+	}
+}
+
+// cacheBlocks offers the sequence's newly completed blocks to the prefix
+// cache, within what the budget leaves after running requests.
+func (l *llmStage) cacheBlocks(it *Item, s *seq) {
+	if (s.nextBlock+1)*BlockSize > s.cache.Len() {
+		return
+	}
+	r := it.Request()
+	room := func(n int64) bool {
+		limit := l.room() - n
+		if l.prefix.bytes > limit {
+			l.prefix.evict(limit)
+		}
+		return l.prefix.bytes <= limit
+	}
+	s.nextBlock, s.lastHash = l.prefix.insert(s.cache, s.tokens(r), r.CacheSalt, s.nextBlock, s.lastHash, room)
+	l.storeCacheBytes()
+}
