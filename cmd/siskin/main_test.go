@@ -54,7 +54,7 @@ func TestRunPrintIDs(t *testing.T) {
 		ids[i] = strconv.Itoa(id)
 	}
 	got, err := siskin(t, "run", "-m", testdata.Path(t, "llm", "tiny", "models", "spark2_5-tiny-f32.gguf"),
-		"--prompt-ids", strings.Join(ids, ","), "-n", "32", "--print-ids", "--ignore-eos", "-t", "2")
+		"--prompt-ids", strings.Join(ids, ","), "-n", "32", "--print-ids", "--ignore-eos", "-t", "2", "--weight-path", "gguf")
 	if err != nil {
 		t.Fatal(err)
 	}

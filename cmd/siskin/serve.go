@@ -193,8 +193,31 @@ func printConfig(w io.Writer, f serveFlags) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", s.Name, v, s.Source)
 	}
 	path, why := set.WeightPath(info)
+	if f.model != "" {
+		if path, why, err = chooseWeightPath(set, info, f.model); err != nil {
+			return err
+		}
+	}
 	fmt.Fprintf(tw, "weight path\t%s\t%s\n", path, why)
 	return tw.Flush()
+}
+
+// chooseWeightPath resolves the weight path for model: the setting, or
+// when it is auto the device's choice adjusted for what the file holds.
+func chooseWeightPath(set device.Settings, info *device.Info, model string) (path, why string, err error) {
+	path, why = set.WeightPath(info)
+	if v, _ := set.Get(device.KeyWeightPath).Value.(string); v == "" || v == device.WeightPathAuto {
+		src, err := load.Source(model)
+		if err != nil {
+			return "", "", err
+		}
+		path, why = weightpath.ForSource(src, path, why)
+		src.Close()
+	}
+	if err := weightpath.CheckPath(path); err != nil {
+		return "", "", fmt.Errorf("--weight-path: %w", err)
+	}
+	return path, why, nil
 }
 
 // buildServer loads the model and wires engine and HTTP server.
@@ -203,17 +226,9 @@ func buildServer(f serveFlags, log *slog.Logger) (*server.Server, func(), string
 	if err != nil {
 		return nil, nil, "", err
 	}
-	weightPath, why := set.WeightPath(info)
-	if v, _ := set.Get(device.KeyWeightPath).Value.(string); v == "" || v == device.WeightPathAuto {
-		src, err := load.Source(f.model)
-		if err != nil {
-			return nil, nil, "", err
-		}
-		weightPath, why = weightpath.ForSource(src, weightPath, why)
-		src.Close()
-	}
-	if err := weightpath.CheckPath(weightPath); err != nil {
-		return nil, nil, "", fmt.Errorf("--weight-path: %w", err)
+	weightPath, why, err := chooseWeightPath(set, info, f.model)
+	if err != nil {
+		return nil, nil, "", err
 	}
 	log.Info("weight path", "path", weightPath, "why", why)
 	if n := set.Int(device.KeyThreads); n > 0 {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/siskin-ml/siskin/device"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,6 +17,7 @@ func TestServePrintConfig(t *testing.T) {
 	prof := filepath.Join(t.TempDir(), "p.yaml")
 	os.WriteFile(prof, []byte("max_num_seqs: 3\nsampling:\n  top_k: 7\n  min_p: 0.05\n"), 0o644)
 	out, err := siskin(t, "serve", "-m", model, "--print-config", "--profile", prof, "--temperature", "0.2")
+	wantPath, _ := device.ChooseWeightPath(device.Probe(), device.PrioritySpeed)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,7 +28,8 @@ func TestServePrintConfig(t *testing.T) {
 		{"top_k", "7", "profile"}, // the profile beats generation_config's 20
 		{"top_p", "0.95", "generation_config"},
 		{"threads", "auto profile"},
-		{"weight path", "gguf"},
+		// BF16 weights: whatever this CPU's automatic choice is.
+		{"weight path", wantPath},
 	} {
 		found := false
 		for _, line := range strings.Split(out, "\n") {
