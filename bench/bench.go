@@ -27,6 +27,10 @@ import (
 type Options struct {
 	Prompts []int // ppN tests (0 or empty: none)
 	Gens    []int // tgN tests
+	// Depths are context lengths each test runs after (llama-bench's
+	// -d): the cache is filled with that many tokens first, untimed.
+	// Empty means 0 only.
+	Depths  []int
 	Threads int
 	Reps    int
 	// Bandwidth probe: buffer size and timed passes (<= 0: defaults of
@@ -48,8 +52,9 @@ type ModelInfo struct {
 // Result is one test, as one object of siskin bench --json.
 type Result struct {
 	ModelInfo
-	Test           string    `json:"test"` // pp512, tg128
+	Test           string    `json:"test"` // pp512, tg128, tg128 @ d2048
 	NPrompt        int       `json:"n_prompt"`
+	NDepth         int       `json:"n_depth"`
 	NGen           int       `json:"n_gen"`
 	Threads        int       `json:"threads"`
 	Reps           int       `json:"repetitions"`
@@ -131,7 +136,8 @@ func paramsLabel(n int64) string {
 
 // Run measures the model: the bandwidth probe first, then each ppN test
 // (an N-token prompt as one batch into an empty cache) and each tgN test
-// (N tokens one at a time from an empty cache), each after one untimed
+// (N tokens one at a time from an empty cache), for every depth (the
+// cache first holding that many tokens), each after one untimed
 // warm-up (the prompt once; one token for generation, as llama-bench does)
 // and repeated opt.Reps times. Tokens are random ids, as in llama-bench.
 func Run(m model.Model, info ModelInfo, opt Options) ([]Result, error) {
@@ -176,65 +182,94 @@ func Run(m model.Model, info ModelInfo, opt Options) ([]Result, error) {
 		return Result{ModelInfo: info, Test: test, NPrompt: np, NGen: ng, Threads: opt.Threads, Reps: opt.Reps,
 			BandwidthGBs: bw.Median, BandwidthMin: bw.Min, BandwidthMax: bw.Max, BandwidthBytes: bw.Bytes}
 	}
-	var results []Result
-	for _, n := range opt.Prompts {
-		if n <= 0 {
-			continue
-		}
-		tokens := randomTokens(n)
-		run := func() (time.Duration, error) {
-			c := m.NewCache()
-			start := time.Now()
-			_, err := m.Forward(c, tokens, false)
-			return time.Since(start), err
-		}
-		if _, err := run(); err != nil { // warm-up
-			return nil, fmt.Errorf("pp%d: %w", n, err)
-		}
-		r := newResult(fmt.Sprintf("pp%d", n), n, 0)
-		for range opt.Reps {
-			d, err := run()
-			if err != nil {
-				return nil, fmt.Errorf("pp%d: %w", n, err)
-			}
-			r.addSample(n, d)
-		}
-		r.summarize()
-		results = append(results, r)
+	depths := opt.Depths
+	if len(depths) == 0 {
+		depths = []int{0}
 	}
-	for _, n := range opt.Gens {
-		if n <= 0 {
-			continue
+	var results []Result
+	for _, d := range depths {
+		if d < 0 {
+			return nil, fmt.Errorf("depth %d < 0", d)
 		}
-		tokens := randomTokens(n)
-		run := func(tokens []int) (time.Duration, error) {
-			c := m.NewCache()
-			start := time.Now()
-			for _, t := range tokens {
-				if _, err := m.Forward(c, []int{t}, false); err != nil {
-					return 0, err
+		// The context is filled once per depth (in chunks, so activations
+		// stay small) and every run starts from a copy of it.
+		base := m.NewCache()
+		for done := 0; done < d; {
+			n := min(512, d-done)
+			if _, err := m.Forward(base, randomTokens(n), false); err != nil {
+				return nil, fmt.Errorf("filling %d tokens of context: %w", d, err)
+			}
+			done += n
+		}
+		name := func(test string) string {
+			if d > 0 {
+				return fmt.Sprintf("%s @ d%d", test, d)
+			}
+			return test
+		}
+		for _, n := range opt.Prompts {
+			if n <= 0 {
+				continue
+			}
+			tokens := randomTokens(n)
+			run := func() (time.Duration, error) {
+				c := base.Clone()
+				start := time.Now()
+				_, err := m.Forward(c, tokens, false)
+				return time.Since(start), err
+			}
+			test := name(fmt.Sprintf("pp%d", n))
+			if _, err := run(); err != nil { // warm-up
+				return nil, fmt.Errorf("%s: %w", test, err)
+			}
+			r := newResult(test, n, 0)
+			r.NDepth = d
+			for range opt.Reps {
+				dur, err := run()
+				if err != nil {
+					return nil, fmt.Errorf("%s: %w", test, err)
 				}
+				r.addSample(n, dur)
 			}
-			return time.Since(start), nil
+			r.summarize()
+			results = append(results, r)
 		}
-		if _, err := run(tokens[:1]); err != nil { // warm-up
-			return nil, fmt.Errorf("tg%d: %w", n, err)
-		}
-		r := newResult(fmt.Sprintf("tg%d", n), 0, n)
-		for range opt.Reps {
-			d, err := run(tokens)
-			if err != nil {
-				return nil, fmt.Errorf("tg%d: %w", n, err)
+		for _, n := range opt.Gens {
+			if n <= 0 {
+				continue
 			}
-			r.addSample(n, d)
+			tokens := randomTokens(n)
+			run := func(tokens []int) (time.Duration, error) {
+				c := base.Clone()
+				start := time.Now()
+				for _, t := range tokens {
+					if _, err := m.Forward(c, []int{t}, false); err != nil {
+						return 0, err
+					}
+				}
+				return time.Since(start), nil
+			}
+			test := name(fmt.Sprintf("tg%d", n))
+			if _, err := run(tokens[:1]); err != nil { // warm-up
+				return nil, fmt.Errorf("%s: %w", test, err)
+			}
+			r := newResult(test, 0, n)
+			r.NDepth = d
+			for range opt.Reps {
+				dur, err := run(tokens)
+				if err != nil {
+					return nil, fmt.Errorf("%s: %w", test, err)
+				}
+				r.addSample(n, dur)
+			}
+			r.summarize()
+			if bw.Median > 0 && info.WeightBytes > 0 {
+				ceiling := bw.Median * 1e9 / float64(info.WeightBytes)
+				share := r.TPSMedian / ceiling
+				r.CeilingTPS, r.CeilingShare = &ceiling, &share
+			}
+			results = append(results, r)
 		}
-		r.summarize()
-		if bw.Median > 0 && info.WeightBytes > 0 {
-			ceiling := bw.Median * 1e9 / float64(info.WeightBytes)
-			share := r.TPSMedian / ceiling
-			r.CeilingTPS, r.CeilingShare = &ceiling, &share
-		}
-		results = append(results, r)
 	}
 	return results, nil
 }

@@ -143,3 +143,16 @@ func (c *Cache) Bytes() int {
 	}
 	return n
 }
+
+// Clone returns an independent copy of the cache (a benchmark measures
+// every repetition from the same filled context).
+func (c *Cache) Clone() *Cache {
+	out := &Cache{Layers: make([]*Layer, len(c.Layers))}
+	for i, l := range c.Layers {
+		m := *l
+		m.k = append([]float32(nil), l.k...)
+		m.v = append([]float32(nil), l.v...)
+		out.Layers[i] = &m
+	}
+	return out
+}

@@ -56,3 +56,24 @@ func TestSeek(t *testing.T) {
 		}
 	}
 }
+
+func TestClone(t *testing.T) {
+	c := &Cache{Layers: []*Layer{NewLayer(2, 0), NewLayer(2, 3)}}
+	for i := range 5 {
+		for _, l := range c.Layers {
+			l.Append([]float32{float32(i), 0}, []float32{0, float32(i)})
+		}
+	}
+	d := c.Clone()
+	for _, l := range c.Layers {
+		l.Append([]float32{9, 9}, []float32{9, 9})
+	}
+	for i, l := range d.Layers {
+		if l.Len() != 5 || l.Key(4)[0] != 4 || l.Value(4)[1] != 4 {
+			t.Errorf("layer %d of the clone changed with the original: len %d, key %v", i, l.Len(), l.Key(4))
+		}
+		if i == 1 && l.Key(2)[0] != 2 {
+			t.Errorf("sliding clone lost position 2: %v", l.Key(2))
+		}
+	}
+}

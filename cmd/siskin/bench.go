@@ -13,6 +13,7 @@ func benchCmd() *cobra.Command {
 		modelPath     string
 		prompts       []int
 		gens          []int
+		depths        []int
 		threads       int
 		reps          int
 		bwMiB         int
@@ -40,9 +41,9 @@ of the ceiling that bandwidth sets: bandwidth / bytes of weights read per token.
 			if reps < 1 {
 				return fmt.Errorf("-r must be at least 1, got %d", reps)
 			}
-			for _, n := range append(append([]int{}, prompts...), gens...) {
+			for _, n := range append(append(append([]int{}, prompts...), gens...), depths...) {
 				if n < 0 {
-					return fmt.Errorf("-p and -n must be >= 0, got %d", n)
+					return fmt.Errorf("-p, -n and -d must be >= 0, got %d", n)
 				}
 			}
 			if bwMiB < 1 {
@@ -53,7 +54,7 @@ of the ceiling that bandwidth sets: bandwidth / bytes of weights read per token.
 				return err
 			}
 			defer lm.Close()
-			opt := bench.Options{Prompts: prompts, Gens: gens, Threads: threads, Reps: reps,
+			opt := bench.Options{Prompts: prompts, Gens: gens, Depths: depths, Threads: threads, Reps: reps,
 				BandwidthBytes: int64(bwMiB) << 20, BandwidthRuns: bwRuns, Seed: seed}
 			if skipBandwidth {
 				opt.BandwidthBytes = -1
@@ -73,6 +74,7 @@ of the ceiling that bandwidth sets: bandwidth / bytes of weights read per token.
 	f.StringVarP(&modelPath, "model", "m", "", "model: a .gguf file or a Hugging Face folder")
 	f.IntSliceVarP(&prompts, "n-prompt", "p", []int{512}, "prompt lengths to test (comma-separated; 0 skips)")
 	f.IntSliceVarP(&gens, "n-gen", "n", []int{128}, "generation lengths to test (comma-separated; 0 skips)")
+	f.IntSliceVarP(&depths, "n-depth", "d", []int{0}, "context lengths the tests run after, untimed (comma-separated)")
 	f.IntVarP(&threads, "threads", "t", 0, "threads (default: all CPUs)")
 	f.IntVarP(&reps, "repetitions", "r", 3, "repetitions of each test")
 	f.IntVar(&bwMiB, "bw-mib", 1024, "bandwidth probe buffer in MiB (keep it far above the L3 cache)")

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -44,5 +45,32 @@ func TestBenchCommandJSON(t *testing.T) {
 	}
 	if !strings.Contains(table, " tg2 |") {
 		t.Errorf("table:\n%s", table)
+	}
+}
+
+// -d runs each test after that much context, named as llama-bench does.
+func TestBenchDepth(t *testing.T) {
+	model := testdata.Path(t, "llm", "tiny", "models", "qwen3-tiny-q4_k_m.gguf")
+	out, err := siskin(t, "bench", "-m", model, "-p", "4", "-n", "2", "-d", "0,40", "-r", "1", "--no-bandwidth", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res []struct {
+		Test   string `json:"test"`
+		NDepth int    `json:"n_depth"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	want := []string{"pp4/0", "tg2/0", "pp4 @ d40/40", "tg2 @ d40/40"}
+	var got []string
+	for _, r := range res {
+		got = append(got, r.Test+"/"+strconv.Itoa(r.NDepth))
+	}
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("tests %v, want %v", got, want)
+	}
+	if _, err := siskin(t, "bench", "-m", model, "-d", "-1"); err == nil || !strings.Contains(err.Error(), "-d must be >= 0") {
+		t.Errorf("-d -1: %v", err)
 	}
 }
