@@ -53,6 +53,18 @@ func (f funcTask) run(lo, hi int) { f(lo, hi) }
 // never waits for a worker that has not started: once the chunks are all
 // claimed it cancels the workers still pending, so a worker that the OS
 // (or a busy machine) wakes late costs nothing.
+//
+// Each handshake between the caller and a worker (wake a parked worker,
+// cancel it, wait for it to finish) is a transition of one atomic word,
+// the worker's state, made with Swap or CompareAndSwap: whoever moves the
+// state out of a "parked" value sends the one token the parked side
+// receives. No decision depends on the order in which two different
+// variables are seen, which the earlier design (a parked flag beside the
+// state, written then the other side's read) needed: it relied on a store
+// followed by a load of another variable never being reordered (true of
+// Go's atomics, but qemu-user's arm64 translation on x86 hosts reorders
+// STLR then LDAR, and the caller then slept forever on a worker that had
+// finished without seeing it park).
 type pool struct {
 	mu      sync.Mutex
 	workers []*worker
@@ -65,24 +77,27 @@ type pool struct {
 	nt    int // threads on this job, the caller included
 	next  atomic.Int64
 
-	// The caller parks here when a running worker takes long.
-	waiterParked atomic.Bool
-	waiterWake   chan struct{}
+	// The caller, parked waiting for a worker (whose state it set to
+	// waited), receives here; one token per wait.
+	waiterWake chan struct{}
 }
 
-// Worker states.
+// Worker states. Only the worker moves idle to parked, only the caller
+// moves running to waited; the one who moves a state out of parked
+// (caller) or waited (worker) sends the token the other side waits for.
 const (
-	idle    = iota // no job for this worker
+	idle    = iota // no job for this worker; it spins
+	parked         // no job; it sleeps on wake
 	pending        // signalled; the caller may still cancel it
 	running        // on the job; the caller waits for it
+	waited         // on the job; the caller sleeps on waiterWake
 )
 
 type worker struct {
-	p      *pool
-	state  atomic.Int32
-	parked atomic.Bool
-	wake   chan struct{}
-	_      [64]byte // keep workers' hot fields on separate cache lines
+	p     *pool
+	state atomic.Int32
+	wake  chan struct{}
+	_     [64]byte // keep workers' hot fields on separate cache lines
 }
 
 var thePool = &pool{waiterWake: make(chan struct{}, 1)}
@@ -125,8 +140,8 @@ func (p *pool) do(t task, n, grain, nt int) {
 	p.next.Store(0)
 	ws := p.workers[:nt-1]
 	for _, w := range ws {
-		w.state.Store(pending)
-		if w.parked.Load() && w.parked.CompareAndSwap(true, false) {
+		// Every worker is idle or parked between jobs.
+		if w.state.Swap(pending) == parked {
 			w.wake <- struct{}{}
 		}
 	}
@@ -158,17 +173,15 @@ func (p *pool) work() {
 	}
 }
 
-// waitIdle waits until a running worker has finished the job.
+// waitIdle waits until a worker that took the job has finished it: its
+// state is running, or already idle (or parked, once idle).
 func (p *pool) waitIdle(w *worker) {
-	done := func() bool { return w.state.Load() == idle }
-	for !spinUntil(done) {
-		p.waiterParked.Store(true)
-		if done() {
-			if !p.waiterParked.CompareAndSwap(true, false) {
-				<-p.waiterWake // a worker took the flag and is sending
-			}
-			return
-		}
+	if spinUntil(func() bool { return w.state.Load() != running }) {
+		return
+	}
+	// Still running: park, unless it finished just now (the CAS fails,
+	// and the worker sends nothing).
+	if w.state.CompareAndSwap(running, waited) {
 		<-p.waiterWake
 	}
 }
@@ -177,25 +190,18 @@ func (w *worker) loop() {
 	p := w.p
 	signalled := func() bool { return w.state.Load() == pending }
 	for {
-		if !spinUntil(signalled) {
-			// Park. The caller sets the state before it looks at
-			// parked, so either it sees parked and sends, or this sees
-			// the state.
-			w.parked.Store(true)
-			if signalled() {
-				if !w.parked.CompareAndSwap(true, false) {
-					<-w.wake // the caller took the flag and is sending
-				}
-			} else {
-				<-w.wake
-			}
+		// Park, unless signalled meanwhile (the CAS fails: the state is
+		// pending, and the caller sends nothing). A caller that finds
+		// the state parked sends exactly one token; it may cancel the
+		// job before this receives it, and the next check sees idle.
+		if !spinUntil(signalled) && w.state.CompareAndSwap(idle, parked) {
+			<-w.wake
 		}
 		if !w.state.CompareAndSwap(pending, running) {
-			continue // cancelled (or a stale wake-up)
+			continue // cancelled
 		}
 		p.work()
-		w.state.Store(idle)
-		if p.waiterParked.Load() && p.waiterParked.CompareAndSwap(true, false) {
+		if w.state.Swap(idle) == waited {
 			p.waiterWake <- struct{}{}
 		}
 	}
