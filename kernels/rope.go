@@ -169,3 +169,31 @@ func (t *RoPETable) Interleaved(x []float32, pos int) {
 		x[2*i+1] = float32(x0*sin) + float32(x1*cos)
 	}
 }
+
+// NeoXHeads rotates every head of x (heads of headDim values, one
+// token) at position pos as NeoX does, bit for bit, computing cos and
+// sin once for all of them rather than once per head.
+func (t *RoPETable) NeoXHeads(x []float32, headDim, pos int) {
+	if headDim < t.rot || len(x)%headDim != 0 {
+		panic(fmt.Sprintf("kernels: RoPE over %d values in heads of %d, %d rotated", len(x), headDim, t.rot))
+	}
+	h := t.rot / 2
+	var buf [2 * 512]float32
+	cs := buf[:]
+	if 2*h > len(buf) {
+		cs = make([]float32, 2*h)
+	}
+	cos, sin := cs[:h], cs[h:2*h]
+	cc, cn, fc, fs := t.rows(pos)
+	for i := range cos {
+		cos[i], sin[i] = cosSin(cc[i], cn[i], fc[i], fs[i])
+	}
+	for o := 0; o < len(x); o += headDim {
+		a, b := x[o:o+h], x[o+h:o+2*h]
+		for i := range a {
+			x0, x1 := a[i], b[i]
+			a[i] = float32(x0*cos[i]) - float32(x1*sin[i])
+			b[i] = float32(x0*sin[i]) + float32(x1*cos[i])
+		}
+	}
+}

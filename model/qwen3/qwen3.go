@@ -156,12 +156,8 @@ func (m *Model) ForwardBatch(seqs []model.Seq) ([][]float32, error) {
 		model.RMSNormRows(k, k, l.kNorm, c.Eps)
 		for t := 0; t < n; t++ {
 			qt, kt := q[t*qd:(t+1)*qd], k[t*kvd:(t+1)*kvd]
-			for j := 0; j < c.Heads; j++ {
-				m.rope.NeoX(qt[j*hd:(j+1)*hd], b.Pos[t])
-			}
-			for j := 0; j < c.KVHeads; j++ {
-				m.rope.NeoX(kt[j*hd:(j+1)*hd], b.Pos[t])
-			}
+			m.rope.NeoXHeads(qt, hd, b.Pos[t])
+			m.rope.NeoXHeads(kt, hd, b.Pos[t])
 		}
 		m.attn.Attend(b, li, 0, q, k, v, att)
 		model.AppendKV(b, li, k, v, kvd)
