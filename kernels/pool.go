@@ -128,6 +128,15 @@ func parallelFor(t task, n, unitWork, grain int) {
 	thePool.do(t, n, grain, nt)
 }
 
+// ParallelFor calls fn on disjoint ranges covering [0, n) from up to
+// Threads() threads, as the matrix products are split: unitWork is the
+// cost of one index in multiply-adds (small jobs run on the caller
+// alone), chunks are multiples of grain and shrink as the work runs out,
+// so with the costliest indices first the threads finish together.
+func ParallelFor(n, unitWork, grain int, fn func(lo, hi int)) {
+	parallelFor(funcTask(fn), n, unitWork, grain)
+}
+
 func (p *pool) do(t task, n, grain, nt int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()

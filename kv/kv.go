@@ -101,6 +101,25 @@ func (l *Layer) Value(pos int) []float32 {
 	return l.v[s*l.Dim : (s+1)*l.Dim]
 }
 
+// Run returns the key and value rows of positions pos, pos+1, ... that
+// are stored one after another (row i at [i*Dim, (i+1)*Dim)), as many as
+// m <= n of them: all n unless a sliding layer's ring wraps first, when
+// the rest start again at Run(pos+m, n-m). Every position asked for must
+// still be held.
+func (l *Layer) Run(pos, n int) (k, v []float32, m int) {
+	if n <= 0 {
+		return nil, nil, 0
+	}
+	l.check(pos)
+	l.check(pos + n - 1)
+	s := l.slot(pos)
+	m = n
+	if l.Window > 0 {
+		m = min(n, l.Window-s)
+	}
+	return l.k[s*l.Dim : (s+m)*l.Dim], l.v[s*l.Dim : (s+m)*l.Dim], m
+}
+
 func (l *Layer) check(pos int) int {
 	if pos < l.First() || pos >= l.n {
 		panic(fmt.Sprintf("kv: position %d not held (have %d..%d)", pos, l.First(), l.n-1))

@@ -77,3 +77,42 @@ func TestClone(t *testing.T) {
 		}
 	}
 }
+
+// TestRun: Run's rows are Key and Value of consecutive positions, in at
+// most two runs where a sliding layer's ring wraps, and a position no
+// longer held panics.
+func TestRun(t *testing.T) {
+	const dim, window = 4, 8
+	for _, l := range []*Layer{NewLayer(dim, 0), NewLayer(dim, window)} {
+		for p := 0; p < 21; p++ {
+			l.Append(row(dim, float32(p)), row(dim, float32(-p)))
+		}
+		from := l.First() + 1
+		runs := 0
+		for p := from; p < l.Len(); runs++ {
+			k, v, m := l.Run(p, l.Len()-p)
+			if m < 1 || len(k) != m*dim || len(v) != m*dim {
+				t.Fatalf("window %d: Run(%d) gave %d rows in %d/%d floats", l.Window, p, m, len(k), len(v))
+			}
+			for i := 0; i < m; i++ {
+				if k[i*dim] != l.Key(p + i)[0] || v[i*dim] != l.Value(p + i)[0] {
+					t.Fatalf("window %d: Run(%d) row %d is not position %d", l.Window, p, i, p+i)
+				}
+			}
+			p += m
+		}
+		if runs > 2 || (l.Window == 0 && runs != 1) {
+			t.Errorf("window %d: %d runs", l.Window, runs)
+		}
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("Run of a position no longer held did not panic")
+		}
+	}()
+	l := NewLayer(dim, window)
+	for p := 0; p < 12; p++ {
+		l.Append(row(dim, 0), row(dim, 0))
+	}
+	l.Run(2, 3)
+}

@@ -6,8 +6,10 @@
 package model
 
 import (
+	"cmp"
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 
 	"github.com/siskin-ml/siskin/kernels"
@@ -101,56 +103,153 @@ type Attention struct {
 // sees its sequence's earlier positions in the layer cache and the
 // positions of this step in k and v (rows of the batch, after RoPE). A
 // sliding layer (window > 0) also hides positions window or more behind.
-// Rows and heads are independent, so they run in parallel; each is
-// computed exactly as a one-token step would, so batching never changes
-// a result.
+//
+// The work is split into tiles, each a few consecutive rows of one
+// sequence and the query heads that share one KV head: a block of keys
+// (and later of values) is read once from memory for all of a tile's
+// rows and heads while it sits in the L1 cache, instead of once per row
+// and head (kernels.DotRowsMulti and AxpyRowsMulti take the heads four
+// at a time). Tiles run in parallel, costliest first; a step with fewer
+// tiles than threads (one-token decode) gives each head its own tile
+// instead. Each row and head is
+// still computed exactly as a one-token step would (the same dot
+// products, softmax and multiply-adds, in the same order), so batching
+// never changes a result.
 func (a *Attention) Attend(b *Batch, li, window int, q, k, v, out []float32) {
+	group := a.Heads / a.KVHeads
+	tiles := a.tiles(b, window, group)
+	if len(tiles) < kernels.Threads() && group > 1 {
+		tiles = a.tiles(b, window, 1) // one head per tile, for parallelism
+	}
+	slices.SortStableFunc(tiles, func(x, y attendTile) int { return cmp.Compare(y.cost, x.cost) })
+	total := 0
+	for _, t := range tiles {
+		total += t.cost
+	}
+	unit := 2 * a.HeadDim * total / len(tiles)
+	kernels.ParallelFor(len(tiles), unit, 1, func(lo, hi int) {
+		sc := scoresPool.Get().(*[]float32)
+		for _, t := range tiles[lo:hi] {
+			if need := t.rows() * t.keys; cap(*sc) < need {
+				*sc = make([]float32, need)
+			}
+			a.attendTile(b, li, window, q, k, v, out, t, (*sc)[:cap(*sc)])
+		}
+		scoresPool.Put(sc)
+	})
+}
+
+// Tile sizes: query tokens per tile, and keys (or values) taken in one
+// block by all of a tile's rows (with 256-float heads a block of 16 is
+// 16 KiB, half an L1 cache).
+const (
+	tileTokens = 8
+	keyBlock   = 16
+)
+
+// scoresPool holds the attention scores of a tile's rows.
+var scoresPool = sync.Pool{New: func() any { return new([]float32) }}
+
+// attendTile is a share of Attend: batch rows [t0, t1) of one sequence
+// and query heads [h0, h1) of one KV head. keys is the number of
+// positions the last row sees (the most of any row), cost an estimate of
+// the multiply-adds per head dimension.
+type attendTile struct {
+	t0, t1, h0, h1 int
+	keys, cost     int
+}
+
+func (t attendTile) rows() int { return (t.t1 - t.t0) * (t.h1 - t.h0) }
+
+// first is the first position row t sees.
+func first(b *Batch, window, t int) int {
+	if window > 0 {
+		return max(0, b.Pos[t]-window+1)
+	}
+	return 0
+}
+
+// tiles cuts the batch into tiles of up to tileTokens rows of a sequence
+// and heads query heads.
+func (a *Attention) tiles(b *Batch, window, heads int) []attendTile {
+	var tiles []attendTile
+	for t0 := 0; t0 < len(b.Tokens); {
+		end := t0 + 1 // end of this sequence's rows
+		for end < len(b.Tokens) && b.Row0[end] == b.Row0[t0] {
+			end++
+		}
+		for ; t0 < end; t0 = min(t0+tileTokens, end) {
+			t1 := min(t0+tileTokens, end)
+			keys := b.Pos[t1-1] + 1 - first(b, window, t1-1)
+			for h0 := 0; h0 < a.Heads; h0 += heads {
+				tiles = append(tiles, attendTile{t0: t0, t1: t1, h0: h0, h1: h0 + heads,
+					keys: keys, cost: (t1 - t0) * heads * keys})
+			}
+		}
+	}
+	return tiles
+}
+
+// attendTile computes one tile; scores holds tile.rows()*tile.keys floats.
+func (a *Attention) attendTile(b *Batch, li, window int, q, k, v, out []float32, tile attendTile, scores []float32) {
 	hd, group := a.HeadDim, a.Heads/a.KVHeads
 	qd, kvd := a.Heads*hd, a.KVHeads*hd
-	parallel(len(b.Tokens)*a.Heads, b.MaxLen*hd, func(lo, hi int) {
-		scores := make([]float32, b.MaxLen)
-		for job := lo; job < hi; job++ {
-			t, h := job/a.Heads, job%a.Heads
-			layer := b.Cache[t].Layers[li]
-			pos, first := b.Pos[t], 0
-			if window > 0 {
-				first = max(0, pos-window+1)
+	t0, t1, h0, h1 := tile.t0, tile.t1, tile.h0, tile.h1
+	layer := b.Cache[t0].Layers[li]
+	cached := layer.Len() // positions before this step
+	row0 := b.Row0[t0]    // this sequence's first row in the batch
+	kvOff := (h0 / group) * hd
+	lo, hi := first(b, window, t0), b.Pos[t1-1]+1 // positions any row sees
+	nh := h1 - h0
+	// row returns the scores of row t's first head: those of head h0+j
+	// follow tile.keys floats apart. The row sees positions [f, f+n).
+	row := func(t int) (sc []float32, f, n int) {
+		f = first(b, window, t)
+		return scores[(t-t0)*nh*tile.keys:], f, b.Pos[t] + 1 - f
+	}
+	// blocks calls fn for blocks of consecutive positions [p0, p0+m)
+	// whose key and value rows are kvd floats apart in ks and vs, in order
+	// of position: those in the cache (one run, or two where a sliding
+	// layer's ring wraps), then those of this step.
+	blocks := func(fn func(p0, m int, ks, vs []float32)) {
+		p := lo
+		for p < min(hi, cached) {
+			ks, vs, m := layer.Run(p, min(hi, cached)-p)
+			for i := 0; i < m; i += keyBlock {
+				fn(p+i, min(keyBlock, m-i), ks[i*kvd:], vs[i*kvd:])
 			}
-			cached := layer.Len() // positions before this step
-			row0 := b.Row0[t]     // this sequence's first row in the batch
-			kvOff := (h / group) * hd
-			key := func(p int) []float32 {
-				if p < cached {
-					return layer.Key(p)[kvOff : kvOff+hd]
-				}
-				r := row0 + p - cached
-				return k[r*kvd+kvOff : r*kvd+kvOff+hd]
+			p += m
+		}
+		for ; p < hi; p += keyBlock {
+			r := row0 + p - cached
+			fn(p, min(keyBlock, hi-p), k[r*kvd:], v[r*kvd:])
+		}
+	}
+	// Scores, one block of keys at a time for every row and head.
+	blocks(func(p0, m int, ks, _ []float32) {
+		for t := t0; t < t1; t++ {
+			sc, f, n := row(t)
+			if s, e := max(p0, f), min(p0+m, f+n); s < e {
+				kernels.DotRowsMulti(sc[s-f:], tile.keys, q[t*qd+h0*hd:], hd, nh, hd,
+					ks[(s-p0)*kvd+kvOff:], kvd, e-s, a.Scale)
 			}
-			value := func(p int) []float32 {
-				if p < cached {
-					return layer.Value(p)[kvOff : kvOff+hd]
-				}
-				r := row0 + p - cached
-				return v[r*kvd+kvOff : r*kvd+kvOff+hd]
-			}
-			qh := q[t*qd+h*hd : t*qd+(h+1)*hd]
-			sc := scores[:pos+1-first]
-			nc := max(0, min(cached, pos+1)-first) // positions in the cache
-			for i := 0; i < nc; i++ {
-				sc[i] = kernels.VecDot(qh, key(first+i)) * a.Scale
-			}
-			r := row0 + first + nc - cached // first batch row
-			if nc < len(sc) {
-				kernels.DotRows(sc[nc:], qh, k[r*kvd+kvOff:], kvd, a.Scale)
-			}
-			kernels.Softmax(sc)
-			oh := out[t*qd+h*hd : t*qd+(h+1)*hd]
-			clear(oh)
-			for i := 0; i < nc; i++ {
-				kernels.VecAxpy(oh, value(first+i), sc[i])
-			}
-			if nc < len(sc) {
-				kernels.AxpyRows(oh, sc[nc:], v[r*kvd+kvOff:], kvd)
+		}
+	})
+	for t := t0; t < t1; t++ {
+		sc, _, n := row(t)
+		for j := 0; j < nh; j++ {
+			kernels.Softmax(sc[j*tile.keys : j*tile.keys+n])
+		}
+		clear(out[t*qd+h0*hd : t*qd+h1*hd])
+	}
+	// The weighted sums of values, a block of value rows at a time; each
+	// output element still takes its multiply-adds in order of position.
+	blocks(func(p0, m int, _, vs []float32) {
+		for t := t0; t < t1; t++ {
+			sc, f, n := row(t)
+			if s, e := max(p0, f), min(p0+m, f+n); s < e {
+				kernels.AxpyRowsMulti(out[t*qd+h0*hd:], hd, nh, hd, sc[s-f:], tile.keys, e-s,
+					vs[(s-p0)*kvd+kvOff:], kvd)
 			}
 		}
 	})
@@ -161,22 +260,6 @@ func AppendKV(b *Batch, li int, k, v []float32, kvd int) {
 	for t := range b.Tokens {
 		b.Cache[t].Layers[li].Append(k[t*kvd:(t+1)*kvd], v[t*kvd:(t+1)*kvd])
 	}
-}
-
-// parallel splits [0, n) into ranges run on several goroutines when the
-// work (n times unitWork multiply-adds) pays for it.
-func parallel(n, unitWork int, fn func(lo, hi int)) {
-	nt := min(kernels.Threads(), n)
-	if n*unitWork < 1<<15 || nt <= 1 {
-		fn(0, n)
-		return
-	}
-	var wg sync.WaitGroup
-	chunk := (n + nt - 1) / nt
-	for lo := 0; lo < n; lo += chunk {
-		wg.Go(func() { fn(lo, min(lo+chunk, n)) })
-	}
-	wg.Wait()
 }
 
 // InvSqrt is 1/sqrt(n) rounded once to float32.

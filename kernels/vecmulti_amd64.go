@@ -1,0 +1,55 @@
+//go:build amd64 && gc && !purego
+
+package kernels
+
+//go:noescape
+func dot4RowsAVX2(out []float32, ostride int, q []float32, qstride int, k []float32, kstride, pairs, chunks int, scale float32)
+
+//go:noescape
+func axpy4RowsAVX2(y []float32, ystride int, p []float32, pstride, n int, v []float32, vstride, chunks int)
+
+// dotRowsMulti runs four queries at a time through dot4RowsAVX2 (pairs of
+// keys; an odd last key and the last m%4 queries through dotRows), when
+// width is a multiple of 32 so that vecDotAVX2 has no 8-float or scalar
+// tail.
+func dotRowsMulti(out []float32, ostride int, q []float32, qstride, m, width int, k []float32, kstride, n int, scale float32) {
+	j := 0
+	if useVecAVX2() && width%32 == 0 && width > 0 {
+		for ; j+4 <= m; j += 4 {
+			if n >= 2 {
+				dot4RowsAVX2(out[j*ostride:], ostride, q[j*qstride:], qstride, k, kstride, n/2, width/32, scale)
+			}
+			if n%2 == 1 {
+				for jj := j; jj < j+4; jj++ {
+					dotRows(out[jj*ostride+n-1:jj*ostride+n], q[jj*qstride:jj*qstride+width], k[(n-1)*kstride:], kstride, scale)
+				}
+			}
+		}
+	}
+	for ; j < m; j++ {
+		dotRows(out[j*ostride:j*ostride+n], q[j*qstride:j*qstride+width], k, kstride, scale)
+	}
+}
+
+// axpyRowsMulti runs four rows at a time through axpy4RowsAVX2 (16
+// floats at a time; the last width%16 and the last m%4 rows through
+// axpyRows).
+func axpyRowsMulti(y []float32, ystride, m, width int, p []float32, pstride, n int, v []float32, vstride int) {
+	j := 0
+	if useVecAVX2() {
+		c := width / 16
+		for ; j+4 <= m; j += 4 {
+			if c > 0 {
+				axpy4RowsAVX2(y[j*ystride:], ystride, p[j*pstride:], pstride, n, v, vstride, c)
+			}
+			if 16*c < width {
+				for jj := j; jj < j+4; jj++ {
+					axpyRows(y[jj*ystride+16*c:jj*ystride+width], p[jj*pstride:jj*pstride+n], v[16*c:], vstride)
+				}
+			}
+		}
+	}
+	for ; j < m; j++ {
+		axpyRows(y[j*ystride:j*ystride+width], p[j*pstride:j*pstride+n], v, vstride)
+	}
+}
