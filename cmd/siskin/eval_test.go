@@ -155,8 +155,7 @@ func TestEvalErrors(t *testing.T) {
 }
 
 // A weight path under eval: the F32 model converted to w8a8 follows F32
-// about as closely as llama.cpp's Q8_0 file does, and w4a8 less closely
-// (both measured on the same prompts).
+// closely, w4a8 less closely, on the same prompts.
 func TestEvalWeightPaths(t *testing.T) {
 	f32 := testdata.Path(t, "llm", "tiny", "models", "spark2_5-tiny-f32.gguf")
 	prompts := evalPromptFile(t)
