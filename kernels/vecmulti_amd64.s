@@ -15,7 +15,10 @@
 // are independent, so here accumulator c is computed for all 8 (query,
 // key) pairs of a pair of keys at once (Y0-Y7: 4 query loads and 2 key
 // loads per 8 FMAs), kept on the stack, and the four are then reduced as
-// vecDotAVX2 does.
+// vecDotAVX2 does. Each step prefetches the same part of the key rows
+// eight rows ahead (in decode the key cache streams from memory, and the
+// four strided passes over a pair of rows leave the hardware prefetchers
+// too little to go on); a prefetch past the last key is harmless.
 TEXT ·dot4RowsAVX2(SB), 0, $1024-116
 	MOVQ out_base+0(FP), R8
 	MOVQ ostride+24(FP), R9
@@ -50,6 +53,8 @@ d4col:
 	VXORPS Y7, Y7, Y7
 
 d4step:
+	PREFETCHT0 (BX)(R10*8)
+	PREFETCHT0 (R11)(R10*8)
 	VMOVUPS (BX), Y8
 	VMOVUPS (R11), Y9
 	VMOVUPS (AX), Y10
@@ -186,7 +191,10 @@ d4end:
 // v[i*vstride:], over the first 16*chunks floats of y_j = y[j*ystride:],
 // each element by the FMAs of axpyRowsAVX2 in the same order. 16 floats
 // of each of the four rows stay in Y0-Y7 while the value rows pass (2
-// loads and 4 broadcasts per 8 FMAs).
+// loads and 4 broadcasts per 8 FMAs). Each row step prefetches the same
+// 64 bytes of the value row 16 rows ahead (the next block of values in
+// attention), so that block's lines are on their way while this one is
+// summed.
 TEXT ·axpy4RowsAVX2(SB), NOSPLIT, $0-112
 	MOVQ y_base+0(FP), DI
 	MOVQ ystride+24(FP), R9
@@ -199,6 +207,8 @@ TEXT ·axpy4RowsAVX2(SB), NOSPLIT, $0-112
 	MOVQ v_base+72(FP), SI
 	MOVQ vstride+96(FP), R10
 	SHLQ $2, R10
+	MOVQ R10, R11
+	SHLQ $4, R11
 	MOVQ chunks+104(FP), CX
 	TESTQ CX, CX
 	JE   a4end
@@ -219,6 +229,7 @@ a4chunk:
 	MOVQ n+64(FP), DX
 
 a4row:
+	PREFETCHT0 (BX)(R11*1)
 	VMOVUPS (BX), Y8
 	VMOVUPS 32(BX), Y9
 	VBROADCASTSS (AX), Y10
