@@ -120,7 +120,8 @@ done:
 // vecDotAVX2's arithmetic (the same four accumulators, 32- and 8-element
 // loops, reduction and scalar tail), so bit-identical. Two rows run side
 // by side (Y0-Y3 and Y8-Y11, sharing the loads of q) to hide the FMA
-// latency.
+// latency; the 32-element loop prefetches the rows eight rows ahead
+// (attention's key cache streams from memory in decode).
 TEXT ·dotRowsAVX2(SB), NOSPLIT, $0-84
 	MOVQ out_base+0(FP), R8
 	MOVQ out_len+8(FP), R9
@@ -150,6 +151,10 @@ dotrowspair:
 dp32:
 	CMPQ DX, $32
 	JL   dp8
+	PREFETCHT0 (BX)(R10*8)
+	PREFETCHT0 64(BX)(R10*8)
+	PREFETCHT0 (R11)(R10*8)
+	PREFETCHT0 64(R11)(R10*8)
 	VMOVUPS (AX), Y4
 	VFMADD231PS (BX), Y4, Y0
 	VFMADD231PS (R11), Y4, Y8
@@ -285,7 +290,8 @@ dotrowsend:
 // func axpyRowsAVX2(y, p, v []float32, stride int)
 // For each element of y, in order of i: y = fma(p[i], v[i*stride+e], y),
 // as vecAxpyAVX2 called for each i. y is kept in registers 32, then 8,
-// then 1 element at a time while every row passes.
+// then 1 element at a time while every row passes; the 32-element loop
+// prefetches the same 128 bytes of the row 16 rows ahead.
 TEXT ·axpyRowsAVX2(SB), NOSPLIT, $0-80
 	MOVQ y_base+0(FP), DI
 	MOVQ y_len+8(FP), CX
@@ -294,6 +300,8 @@ TEXT ·axpyRowsAVX2(SB), NOSPLIT, $0-80
 	MOVQ v_base+48(FP), SI
 	MOVQ stride+72(FP), R10
 	SHLQ $2, R10
+	MOVQ R10, R11
+	SHLQ $4, R11
 	TESTQ R9, R9
 	JE   axpyrowsend
 
@@ -309,6 +317,8 @@ axpyrows32:
 	MOVQ R9, DX
 
 axpyrows32i:
+	PREFETCHT0 (BX)(R11*1)
+	PREFETCHT0 64(BX)(R11*1)
 	VBROADCASTSS (AX), Y15
 	VFMADD231PS (BX), Y15, Y0
 	VFMADD231PS 32(BX), Y15, Y1

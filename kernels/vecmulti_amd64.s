@@ -14,8 +14,12 @@
 // accumulator c taking the 8 floats at 32*s+8*c for s = 0, 1, ...; they
 // are independent, so here accumulator c is computed for all 8 (query,
 // key) pairs of a pair of keys at once (Y0-Y7: 4 query loads and 2 key
-// loads per 8 FMAs), kept on the stack, and the four are then reduced as
-// vecDotAVX2 does.
+// loads per 8 FMAs), kept on the stack, and the four are then reduced
+// with the additions of vecDotAVX2, all eight pairs in one register
+// (below). Each step prefetches the same part of the key rows
+// eight rows ahead (in decode the key cache streams from memory, and the
+// four strided passes over a pair of rows leave the hardware prefetchers
+// too little to go on); a prefetch past the last key is harmless.
 TEXT ·dot4RowsAVX2(SB), 0, $1024-116
 	MOVQ out_base+0(FP), R8
 	MOVQ ostride+24(FP), R9
@@ -28,7 +32,7 @@ TEXT ·dot4RowsAVX2(SB), 0, $1024-116
 	MOVQ kstride+88(FP), R10
 	SHLQ $2, R10
 	MOVQ pairs+96(FP), DX
-	VMOVSS scale+112(FP), X15
+	VBROADCASTSS scale+112(FP), Y15
 	TESTQ DX, DX
 	JE   d4end
 
@@ -50,6 +54,8 @@ d4col:
 	VXORPS Y7, Y7, Y7
 
 d4step:
+	PREFETCHT0 (BX)(R10*8)
+	PREFETCHT0 (R11)(R10*8)
 	VMOVUPS (BX), Y8
 	VMOVUPS (R11), Y9
 	VMOVUPS (AX), Y10
@@ -81,97 +87,76 @@ d4step:
 	CMPQ CX, $128
 	JL   d4col
 
-	// Reduce pair (j, i) from its four accumulators at 32*(2j+i) +
-	// 256*c(SP) as vecDotAVX2 does, scale and store.
-	LEAQ (R9)(R9*2), AX
+	// Reduce the eight pairs at once, each as vecDotAVX2 does: s =
+	// (a0+a1)+(a2+a3) per pair (index 2j+i, its accumulator c at
+	// 32*(2j+i) + 256*c(SP)), then t = s[0:4]+s[4:8] for two pairs at a
+	// time (VPERM2F128 puts their halves side by side), then two
+	// VHADDPS rounds give (t0+t1)+(t2+t3), the same additions as
+	// vecDotAVX2's VEXTRACTF128/VADDPS/VHADDPS/VHADDPS. The lanes come
+	// out as (j, i) = (0,0) (0,1) (1,0) (1,1) | (2,0) (2,1) (3,0) (3,1),
+	// so each query row's two results are stored as one 64-bit pair.
 	VMOVUPS 0(SP), Y0
 	VADDPS 256(SP), Y0, Y0
-	VMOVUPS 512(SP), Y2
-	VADDPS 768(SP), Y2, Y2
-	VADDPS Y2, Y0, Y0
-	VEXTRACTF128 $1, Y0, X1
-	VADDPS X1, X0, X0
-	VHADDPS X0, X0, X0
-	VHADDPS X0, X0, X0
-	VMULSS X15, X0, X0
-	VMOVSS X0, (R8)
+	VMOVUPS 512(SP), Y8
+	VADDPS 768(SP), Y8, Y8
+	VADDPS Y8, Y0, Y0
+	VMOVUPS 128(SP), Y1
+	VADDPS 384(SP), Y1, Y1
+	VMOVUPS 640(SP), Y8
+	VADDPS 896(SP), Y8, Y8
+	VADDPS Y8, Y1, Y1
+	VPERM2F128 $0x20, Y1, Y0, Y2
+	VPERM2F128 $0x31, Y1, Y0, Y3
+	VADDPS Y3, Y2, Y4
 	VMOVUPS 32(SP), Y0
 	VADDPS 288(SP), Y0, Y0
-	VMOVUPS 544(SP), Y2
-	VADDPS 800(SP), Y2, Y2
-	VADDPS Y2, Y0, Y0
-	VEXTRACTF128 $1, Y0, X1
-	VADDPS X1, X0, X0
-	VHADDPS X0, X0, X0
-	VHADDPS X0, X0, X0
-	VMULSS X15, X0, X0
-	VMOVSS X0, 4(R8)
+	VMOVUPS 544(SP), Y8
+	VADDPS 800(SP), Y8, Y8
+	VADDPS Y8, Y0, Y0
+	VMOVUPS 160(SP), Y1
+	VADDPS 416(SP), Y1, Y1
+	VMOVUPS 672(SP), Y8
+	VADDPS 928(SP), Y8, Y8
+	VADDPS Y8, Y1, Y1
+	VPERM2F128 $0x20, Y1, Y0, Y2
+	VPERM2F128 $0x31, Y1, Y0, Y3
+	VADDPS Y3, Y2, Y5
+	VHADDPS Y5, Y4, Y12
 	VMOVUPS 64(SP), Y0
 	VADDPS 320(SP), Y0, Y0
-	VMOVUPS 576(SP), Y2
-	VADDPS 832(SP), Y2, Y2
-	VADDPS Y2, Y0, Y0
-	VEXTRACTF128 $1, Y0, X1
-	VADDPS X1, X0, X0
-	VHADDPS X0, X0, X0
-	VHADDPS X0, X0, X0
-	VMULSS X15, X0, X0
-	VMOVSS X0, (R8)(R9*1)
+	VMOVUPS 576(SP), Y8
+	VADDPS 832(SP), Y8, Y8
+	VADDPS Y8, Y0, Y0
+	VMOVUPS 192(SP), Y1
+	VADDPS 448(SP), Y1, Y1
+	VMOVUPS 704(SP), Y8
+	VADDPS 960(SP), Y8, Y8
+	VADDPS Y8, Y1, Y1
+	VPERM2F128 $0x20, Y1, Y0, Y2
+	VPERM2F128 $0x31, Y1, Y0, Y3
+	VADDPS Y3, Y2, Y6
 	VMOVUPS 96(SP), Y0
 	VADDPS 352(SP), Y0, Y0
-	VMOVUPS 608(SP), Y2
-	VADDPS 864(SP), Y2, Y2
-	VADDPS Y2, Y0, Y0
+	VMOVUPS 608(SP), Y8
+	VADDPS 864(SP), Y8, Y8
+	VADDPS Y8, Y0, Y0
+	VMOVUPS 224(SP), Y1
+	VADDPS 480(SP), Y1, Y1
+	VMOVUPS 736(SP), Y8
+	VADDPS 992(SP), Y8, Y8
+	VADDPS Y8, Y1, Y1
+	VPERM2F128 $0x20, Y1, Y0, Y2
+	VPERM2F128 $0x31, Y1, Y0, Y3
+	VADDPS Y3, Y2, Y7
+	VHADDPS Y7, Y6, Y13
+	VHADDPS Y13, Y12, Y0
+	VMULPS Y15, Y0, Y0
+	LEAQ (R9)(R9*2), AX
+	VMOVLPS X0, (R8)
+	VMOVHPS X0, (R8)(R9*1)
 	VEXTRACTF128 $1, Y0, X1
-	VADDPS X1, X0, X0
-	VHADDPS X0, X0, X0
-	VHADDPS X0, X0, X0
-	VMULSS X15, X0, X0
-	VMOVSS X0, 4(R8)(R9*1)
-	VMOVUPS 128(SP), Y0
-	VADDPS 384(SP), Y0, Y0
-	VMOVUPS 640(SP), Y2
-	VADDPS 896(SP), Y2, Y2
-	VADDPS Y2, Y0, Y0
-	VEXTRACTF128 $1, Y0, X1
-	VADDPS X1, X0, X0
-	VHADDPS X0, X0, X0
-	VHADDPS X0, X0, X0
-	VMULSS X15, X0, X0
-	VMOVSS X0, (R8)(R9*2)
-	VMOVUPS 160(SP), Y0
-	VADDPS 416(SP), Y0, Y0
-	VMOVUPS 672(SP), Y2
-	VADDPS 928(SP), Y2, Y2
-	VADDPS Y2, Y0, Y0
-	VEXTRACTF128 $1, Y0, X1
-	VADDPS X1, X0, X0
-	VHADDPS X0, X0, X0
-	VHADDPS X0, X0, X0
-	VMULSS X15, X0, X0
-	VMOVSS X0, 4(R8)(R9*2)
-	VMOVUPS 192(SP), Y0
-	VADDPS 448(SP), Y0, Y0
-	VMOVUPS 704(SP), Y2
-	VADDPS 960(SP), Y2, Y2
-	VADDPS Y2, Y0, Y0
-	VEXTRACTF128 $1, Y0, X1
-	VADDPS X1, X0, X0
-	VHADDPS X0, X0, X0
-	VHADDPS X0, X0, X0
-	VMULSS X15, X0, X0
-	VMOVSS X0, (R8)(AX*1)
-	VMOVUPS 224(SP), Y0
-	VADDPS 480(SP), Y0, Y0
-	VMOVUPS 736(SP), Y2
-	VADDPS 992(SP), Y2, Y2
-	VADDPS Y2, Y0, Y0
-	VEXTRACTF128 $1, Y0, X1
-	VADDPS X1, X0, X0
-	VHADDPS X0, X0, X0
-	VHADDPS X0, X0, X0
-	VMULSS X15, X0, X0
-	VMOVSS X0, 4(R8)(AX*1)
+	VMOVLPS X1, (R8)(R9*2)
+	VMOVHPS X1, (R8)(AX*1)
 	ADDQ $8, R8
 	LEAQ (DI)(R10*2), DI
 	DECQ DX
@@ -186,7 +171,10 @@ d4end:
 // v[i*vstride:], over the first 16*chunks floats of y_j = y[j*ystride:],
 // each element by the FMAs of axpyRowsAVX2 in the same order. 16 floats
 // of each of the four rows stay in Y0-Y7 while the value rows pass (2
-// loads and 4 broadcasts per 8 FMAs).
+// loads and 4 broadcasts per 8 FMAs). Each row step prefetches the same
+// 64 bytes of the value row 16 rows ahead (the next block of values in
+// attention), so that block's lines are on their way while this one is
+// summed.
 TEXT ·axpy4RowsAVX2(SB), NOSPLIT, $0-112
 	MOVQ y_base+0(FP), DI
 	MOVQ ystride+24(FP), R9
@@ -199,6 +187,8 @@ TEXT ·axpy4RowsAVX2(SB), NOSPLIT, $0-112
 	MOVQ v_base+72(FP), SI
 	MOVQ vstride+96(FP), R10
 	SHLQ $2, R10
+	MOVQ R10, R11
+	SHLQ $4, R11
 	MOVQ chunks+104(FP), CX
 	TESTQ CX, CX
 	JE   a4end
@@ -219,6 +209,7 @@ a4chunk:
 	MOVQ n+64(FP), DX
 
 a4row:
+	PREFETCHT0 (BX)(R11*1)
 	VMOVUPS (BX), Y8
 	VMOVUPS 32(BX), Y9
 	VBROADCASTSS (AX), Y10

@@ -153,3 +153,32 @@ func TestAttendMatchesRows(t *testing.T) {
 	}
 	kernels.SetThreads(0)
 }
+
+// BenchmarkAttendDecodeModel2048 times one decode token's attention over
+// every layer of the Spark-X2.5-1.7B shape at depth 2048 (7 full layers,
+// 21 sliding layers of window 512): about 100 MB of keys and values, far
+// more than the caches hold, as in a real decode step.
+func BenchmarkAttendDecodeModel2048(b *testing.B) {
+	const depth = 2048
+	r := rand.New(rand.NewPCG(3, 4))
+	var cases []*attendCase
+	for l := 0; l < 28; l++ {
+		window := 512
+		if l%4 == 3 {
+			window = 0
+		}
+		cases = append(cases, newAttendCase(r, 8, 2, 256, window, []int{depth}, []int{1}))
+	}
+	out := cases[0].out()
+	b.ResetTimer()
+	cpu := cpuTime()
+	for i := 0; i < b.N; i++ {
+		for _, c := range cases {
+			c.a.Attend(c.b, 0, c.window, c.q, c.k, c.v, out)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1e6, "ms/tok")
+	if cpu > 0 {
+		b.ReportMetric(float64(cpuTime()-cpu)/float64(b.N), "cpu-ns/op")
+	}
+}
