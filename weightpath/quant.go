@@ -14,13 +14,12 @@ import (
 //
 // W4 scale search: for a symmetric 4-bit grid q in [-8, 7] the error of a
 // group depends only on its scale d. Candidates put the group's largest
-// magnitude at the grid's ends (-8 or +7 steps, and a few fractional
-// steps between, from both signs, since the grid is one step longer on
-// the negative side); for each candidate the rounding is fixed and the
-// least-squares scale for that rounding (d = Σxq / Σq²) is taken; the
-// candidate whose refitted scale has the smallest squared error wins
-// (the scale is then rounded to fp16). Unweighted error is what a matrix product with isotropic
-// activations feels; there is no calibration data at load time.
+// magnitude at w4Steps grid steps, from both signs (the grid is one step
+// longer on the negative side); for each candidate the rounding is fixed,
+// the least-squares scale for that rounding (d = Σxq / Σq²) is taken, and
+// the candidate with the smallest squared error wins; its scale is then
+// rounded to fp16. Unweighted error is what a matrix product with
+// isotropic activations feels; there is no calibration data at load time.
 
 // w4Steps are the grid positions (in steps) tried for the largest
 // magnitude: 7 and 8 clip nothing (llama.cpp's Q4_0 takes 8); beyond 8

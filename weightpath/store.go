@@ -144,6 +144,18 @@ func Open(src string, opt Options) (*Store, error) {
 	return s, nil
 }
 
+// identity lists the metadata a cache file must hold to be used: what
+// it was made from, for which path and kernel layout, by which version
+// of the format and the conversion policy.
+func (s *Store) identity() [][2]string {
+	return [][2]string{
+		{keyVersion, fmt.Sprintf("%d.%d", formatVersion, policyVersion)},
+		{keyFingerprint, s.fingerprint},
+		{keyPath, s.opt.Path},
+		{keyLayout, layoutTag()},
+	}
+}
+
 // layoutTag names the kernels' packed layout in use (tier and version),
 // or "rowmajor" when the tier packs nothing.
 func layoutTag() string {
@@ -168,24 +180,10 @@ func (s *Store) openCache() (*gguf.File, string) {
 	if err != nil {
 		return nil, "unreadable: " + err.Error()
 	}
-	want := map[string]any{
-		keyVersion: uint64(formatVersion<<16 | policyVersion), keyFingerprint: s.fingerprint,
-		keyPath: s.opt.Path, keyLayout: layoutTag(),
-	}
-	for k, v := range want {
-		var got any
-		var ok bool
-		if u, isU := v.(uint64); isU {
-			var g uint64
-			g, ok = f.Uint(k)
-			got, ok = g, ok && g == u
-		} else {
-			got, ok = f.String(k)
-			ok = ok && got == v
-		}
-		if !ok {
+	for _, kv := range s.identity() {
+		if got, _ := f.String(kv[0]); got != kv[1] {
 			f.Close()
-			return nil, fmt.Sprintf("stale: %s is %v, want %v", k, got, v)
+			return nil, fmt.Sprintf("stale: %s is %q, want %q", kv[0], got, kv[1])
 		}
 	}
 	crcs, ok1 := f.Int64s(keyCRC)
@@ -258,14 +256,6 @@ func (s *Store) File() string { return s.file }
 
 // MissReason says why the cache was not used ("" on a hit).
 func (s *Store) MissReason() string { return s.missReason }
-
-// MappedBytes is the size of the mapped cache file (0 on a miss).
-func (s *Store) MappedBytes() int64 {
-	if s.cache == nil {
-		return 0
-	}
-	return int64(s.cache.FileBytes())
-}
 
 // MappedData lists the mapped cache's tensors (nil on a miss), for a
 // memory ledger.
@@ -383,7 +373,7 @@ func (s *Store) Finish() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.cache != nil {
-		s.opt.Log.Info("weights mapped from the cache", "file", s.file, "bytes", s.MappedBytesLocked(), "seconds", time.Since(s.start).Seconds())
+		s.opt.Log.Info("weights mapped from the cache", "file", s.file, "bytes", s.cache.FileBytes(), "seconds", time.Since(s.start).Seconds())
 		return nil
 	}
 	took := time.Since(s.start)
@@ -403,17 +393,13 @@ func (s *Store) Finish() error {
 	return nil
 }
 
-// MappedBytesLocked is MappedBytes for callers holding s.mu.
-func (s *Store) MappedBytesLocked() int64 { return int64(s.cache.FileBytes()) }
-
 func (s *Store) write() error {
 	b := gguf.NewBuilder()
 	b.Add("general.alignment", uint32(64))
-	b.Add(keyVersion, uint64(formatVersion<<16|policyVersion))
 	b.Add(keySource, s.src)
-	b.Add(keyFingerprint, s.fingerprint)
-	b.Add(keyPath, s.opt.Path)
-	b.Add(keyLayout, layoutTag())
+	for _, kv := range s.identity() {
+		b.Add(kv[0], kv[1])
+	}
 	crcs, samples := make([]int64, len(s.pending)), make([]int64, len(s.pending))
 	for i, t := range s.pending {
 		crcs[i] = int64(crc32.Checksum(t.data, castagnoli))

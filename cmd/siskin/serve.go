@@ -172,17 +172,22 @@ func resolve(f serveFlags) (device.Settings, *device.Info, error) {
 }
 
 func printConfig(w io.Writer, f serveFlags) error {
+	set, info, err := resolve(f)
+	if err != nil {
+		return err
+	}
+	path, why := set.WeightPath(info)
 	if f.model != "" {
-		// The model must at least open (the weights are not converted).
+		// The model must at least open (the weights are not converted);
+		// an automatic path is adjusted for it as serve would.
 		s, err := load.Source(f.model)
 		if err != nil {
 			return err
 		}
+		if autoWeightPath(set) {
+			path, why = weightpath.ForSource(s, path, why)
+		}
 		s.Close()
-	}
-	set, info, err := resolve(f)
-	if err != nil {
-		return err
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for _, s := range set {
@@ -192,32 +197,14 @@ func printConfig(w io.Writer, f serveFlags) error {
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", s.Name, v, s.Source)
 	}
-	path, why := set.WeightPath(info)
-	if f.model != "" {
-		if path, why, err = chooseWeightPath(set, info, f.model); err != nil {
-			return err
-		}
-	}
 	fmt.Fprintf(tw, "weight path\t%s\t%s\n", path, why)
 	return tw.Flush()
 }
 
-// chooseWeightPath resolves the weight path for model: the setting, or
-// when it is auto the device's choice adjusted for what the file holds.
-func chooseWeightPath(set device.Settings, info *device.Info, model string) (path, why string, err error) {
-	path, why = set.WeightPath(info)
-	if v, _ := set.Get(device.KeyWeightPath).Value.(string); v == "" || v == device.WeightPathAuto {
-		src, err := load.Source(model)
-		if err != nil {
-			return "", "", err
-		}
-		path, why = weightpath.ForSource(src, path, why)
-		src.Close()
-	}
-	if err := weightpath.CheckPath(path); err != nil {
-		return "", "", fmt.Errorf("--weight-path: %w", err)
-	}
-	return path, why, nil
+// autoWeightPath reports whether the weight path was left to the device.
+func autoWeightPath(set device.Settings) bool {
+	v, _ := set.Get(device.KeyWeightPath).Value.(string)
+	return v == "" || v == device.WeightPathAuto
 }
 
 // buildServer loads the model and wires engine and HTTP server.
@@ -226,18 +213,19 @@ func buildServer(f serveFlags, log *slog.Logger) (*server.Server, func(), string
 	if err != nil {
 		return nil, nil, "", err
 	}
-	weightPath, why, err := chooseWeightPath(set, info, f.model)
-	if err != nil {
-		return nil, nil, "", err
+	weightPath, why := set.WeightPath(info)
+	if err := weightpath.CheckPath(weightPath); err != nil {
+		return nil, nil, "", fmt.Errorf("--weight-path: %w", err)
 	}
-	log.Info("weight path", "path", weightPath, "why", why)
 	if n := set.Int(device.KeyThreads); n > 0 {
 		kernels.SetThreads(int(n))
 	}
-	lm, err := load.OpenWith(f.model, load.Options{WeightPath: weightPath, CacheDir: f.weightCache, Log: log})
+	lm, err := load.OpenWith(f.model, load.Options{WeightPath: weightPath, Why: why, Auto: autoWeightPath(set), CacheDir: f.weightCache, Log: log})
 	if err != nil {
 		return nil, nil, "", err
 	}
+	weightPath = lm.Weights.Path()
+	log.Info("weight path", "path", weightPath, "why", lm.WeightPathWhy)
 	fail := func(err error) (*server.Server, func(), string, error) {
 		lm.Close()
 		return nil, nil, "", err

@@ -23,19 +23,13 @@ func (w *weightFlags) register(fl *pflag.FlagSet) {
 // open loads model with the chosen weight path; weight-cache problems
 // (not hits and misses) are logged to log.
 func (w *weightFlags) open(model string, log io.Writer) (*load.Loaded, error) {
-	path := w.path
-	if path == "" || path == device.WeightPathAuto {
+	path, auto := w.path, w.path == "" || w.path == device.WeightPathAuto
+	if auto {
 		path, _ = device.ChooseWeightPath(device.Probe(), device.PrioritySpeed)
-		src, err := load.Source(model)
-		if err != nil {
-			return nil, err
-		}
-		path, _ = weightpath.ForSource(src, path, "")
-		src.Close()
 	}
 	if err := weightpath.CheckPath(path); err != nil {
 		return nil, err
 	}
 	l := slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	return load.OpenWith(model, load.Options{WeightPath: path, CacheDir: w.cache, Log: l})
+	return load.OpenWith(model, load.Options{WeightPath: path, Auto: auto, CacheDir: w.cache, Log: l})
 }

@@ -57,8 +57,10 @@ type Loaded struct {
 	Model      model.Model
 	Tokenizer  *tokenizer.Tokenizer
 	Generation Generation
-	// Weights is the weight path's store (nil for Open).
-	Weights *weightpath.Store
+	// Weights is the weight path's store (nil for Open), and WeightPathWhy
+	// the reason for its path (Options.Why, or ForSource's adjustment).
+	Weights       *weightpath.Store
+	WeightPathWhy string
 }
 
 // Close releases the mapped weights.
@@ -85,8 +87,11 @@ func Open(path string) (*Loaded, error) { return open(path, nil) }
 // Options choose how OpenWith holds the weights.
 type Options struct {
 	// WeightPath is the layout of the linear weights (weightpath.GGUF,
-	// W4A8, W4A16, W8A8; "" is GGUF).
-	WeightPath string
+	// W4A8, W4A16, W8A8; "" is GGUF), and Why the reason it was chosen.
+	WeightPath, Why string
+	// Auto marks WeightPath as an automatic choice, which
+	// weightpath.ForSource adjusts for what the file holds.
+	Auto bool
 	// CacheDir is where converted and packed weights are cached ("" is
 	// weightpath.DefaultCacheDir(), "off" disables the cache).
 	CacheDir string
@@ -127,7 +132,12 @@ func open(path string, opt *Options) (*Loaded, error) {
 	}
 	l := &Loaded{Source: s}
 	if opt != nil {
-		ws, err := weightpath.Open(path, weightpath.Options{Path: opt.WeightPath, CacheDir: opt.CacheDir, Log: opt.Log})
+		wp, why := opt.WeightPath, opt.Why
+		if opt.Auto {
+			wp, why = weightpath.ForSource(s, wp, why)
+		}
+		l.WeightPathWhy = why
+		ws, err := weightpath.Open(path, weightpath.Options{Path: wp, CacheDir: opt.CacheDir, Log: opt.Log})
 		if err != nil {
 			return fail(err)
 		}
