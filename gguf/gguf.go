@@ -370,6 +370,11 @@ func tensorBytes(ti *TensorInfo) (uint64, error) {
 	if len(ti.Dims) > 0 && ti.Dims[0]%bs != 0 {
 		return 0, fmt.Errorf("row length %d is not a multiple of the %s block size %d", ti.Dims[0], ti.Type, bs)
 	}
+	// A tensor without dimensions holds one element, which a block type
+	// cannot store.
+	if n%bs != 0 {
+		return 0, fmt.Errorf("%d elements are not a multiple of the %s block size %d", n, ti.Type, bs)
+	}
 	blocks := n / bs
 	bb := uint64(ti.Type.BlockBytes())
 	if blocks > math.MaxInt64/bb {
