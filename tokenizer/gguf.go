@@ -2,9 +2,11 @@ package tokenizer
 
 import (
 	"fmt"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/siskin-ml/siskin/gguf"
 )
@@ -113,16 +115,19 @@ func FromGGUF(f *gguf.File) (*Tokenizer, error) {
 		t.ignoreMerges = pre.ignoreMerges
 		addBOS = pre.addBOS
 		merges, _ := f.Strings("tokenizer.ggml.merges")
-		t.merges = newMergeTable(len(merges))
-		for rank, m := range merges {
+		err := t.addMerges(len(merges), func(rank int) (string, string, error) {
 			// llama.cpp splits at the first space after the first byte, so
 			// that a merge may start with a space character.
+			m := merges[rank]
 			i := strings.IndexByte(m[min(1, len(m)):], ' ')
 			if i < 0 {
-				return nil, fmt.Errorf("tokenizer: malformed merge %q", m)
+				return "", "", fmt.Errorf("tokenizer: malformed merge %q", m)
 			}
 			i += min(1, len(m))
-			t.addMerge(m[:i], m[i+1:], rank)
+			return m[:i], m[i+1:], nil
+		})
+		if err != nil {
+			return nil, err
 		}
 		for b := 0; b < 256; b++ {
 			if id, ok := t.ids[string(byteToRune[b])]; ok {
@@ -216,17 +221,54 @@ func FromGGUF(f *gguf.File) (*Tokenizer, error) {
 	return t, nil
 }
 
-// addMerge records a merge of two vocabulary strings; merges whose parts
-// or result are not tokens cannot apply and are skipped.
-func (t *Tokenizer) addMerge(a, b string, rank int) {
-	ia, ok1 := t.ids[a]
-	ib, ok2 := t.ids[b]
-	ir, ok3 := t.ids[a+b]
-	if !ok1 || !ok2 || !ok3 {
-		return
+// addMerges records n merges, rank by rank, of the vocabulary strings
+// pair(rank) returns; merges whose parts or result are not tokens cannot
+// apply and are skipped. The first error (by rank) is returned.
+//
+// Resolving the strings to ids is three lookups in a large map per merge,
+// mostly cache misses, and is what a 128k-vocabulary load spends its time
+// on; it runs on all cores, and only the table inserts, which decide which
+// rank of a pair listed twice wins, run in rank order.
+func (t *Tokenizer) addMerges(n int, pair func(rank int) (a, b string, err error)) error {
+	t.merges = newMergeTable(n)
+	ids := make([][3]int32, n)
+	workers := min(runtime.GOMAXPROCS(0), max(1, n/4096))
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			var buf []byte
+			for rank := w * n / workers; rank < (w+1)*n/workers; rank++ {
+				a, b, err := pair(rank)
+				if err != nil {
+					errs[w] = err
+					return
+				}
+				ia, ok1 := t.ids[a]
+				ib, ok2 := t.ids[b]
+				buf = append(append(buf[:0], a...), b...)
+				ir, ok3 := t.ids[string(buf)]
+				if !ok1 || !ok2 || !ok3 {
+					ids[rank] = [3]int32{-1}
+					continue
+				}
+				ids[rank] = [3]int32{int32(ia), int32(ib), int32(ir)}
+			}
+		})
 	}
-	// The first (highest-priority) rank of a pair listed twice wins.
-	t.merges.add(int32(ia), int32(ib), merge{rank: int32(rank), id: int32(ir)})
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err // workers hold ranks in order
+		}
+	}
+	for rank, id := range ids {
+		if id[0] >= 0 {
+			// The first (highest-priority) rank of a pair listed twice wins.
+			t.merges.add(id[0], id[1], merge{rank: int32(rank), id: id[2]})
+		}
+	}
+	return nil
 }
 
 // byteTokenText decodes a "<0xXX>" piece to its byte; other text is kept.

@@ -226,9 +226,9 @@ func FromTokenizerJSON(tokenizerJSON, tokenizerConfigJSON []byte) (*Tokenizer, e
 		if err != nil {
 			return nil, err
 		}
-		t.merges = newMergeTable(len(pairs))
-		for rank, p := range pairs {
-			t.addMerge(p[0], p[1], rank)
+		err = t.addMerges(len(pairs), func(rank int) (string, string, error) { return pairs[rank][0], pairs[rank][1], nil })
+		if err != nil {
+			return nil, err
 		}
 	}
 
