@@ -27,11 +27,12 @@ const (
 
 // Weight paths: how the kernels hold and multiply the weights.
 const (
-	WeightPathAuto  = "auto"  // ChooseWeightPath decides from the CPU
-	WeightPathGGUF  = "gguf"  // the GGUF file's own block formats, native kernels
-	WeightPathW4A8  = "w4a8"  // 4-bit weights, int8 activations (VNNI, AMX)
-	WeightPathW4A16 = "w4a16" // 4-bit weights, 16-bit float activations
-	WeightPathW8A8  = "w8a8"  // 8-bit weights, int8 activations
+	WeightPathAuto  = "auto"   // ChooseWeightPath decides from the CPU
+	WeightPathGGUF  = "gguf"   // the GGUF file's own block formats, native kernels
+	WeightPathW4A8  = "w4a8"   // 4-bit weights, int8 activations (VNNI, AMX)
+	WeightPathW4A16 = "w4a16"  // 4-bit weights, 16-bit float activations
+	WeightPathW8A8  = "w8a8"   // 8-bit weights, int8 activations
+	WeightPathQ4KM  = "q4_k_m" // llama.cpp's Q4_K_M mix made at load, GGUF kernels
 )
 
 // Priorities trade speed for fidelity to the unquantized model.
@@ -42,7 +43,7 @@ const (
 
 // WeightPaths and Priorities list the accepted values.
 var (
-	WeightPaths = []string{WeightPathAuto, WeightPathGGUF, WeightPathW4A8, WeightPathW4A16, WeightPathW8A8}
+	WeightPaths = []string{WeightPathAuto, WeightPathGGUF, WeightPathW4A8, WeightPathW4A16, WeightPathW8A8, WeightPathQ4KM}
 	Priorities  = []string{PrioritySpeed, PriorityFidelity}
 )
 

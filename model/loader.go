@@ -12,8 +12,11 @@ type Loader struct {
 	// Layers is the model's layer count (a weight path keeps more bits in
 	// some layers, as llama.cpp's _M mixes do).
 	Layers int
-	Err    error
-	Bytes  int64
+	// Tied says the output head is the token embedding (a weight path
+	// gives that matrix the output head's bits).
+	Tied  bool
+	Err   error
+	Bytes int64
 }
 
 // Matrix fetches a [rows, cols] weight (nil after an error).
@@ -27,7 +30,7 @@ func (l *Loader) Matrix(n Names, layer, rows, cols int) *tensor.Matrix {
 		return nil
 	}
 	if ws := l.Source.Weights; ws != nil {
-		if m, err = ws.Matrix(m, Role{Name: n.GGUF, Layer: layer, Layers: l.Layers}); err != nil {
+		if m, err = ws.Matrix(m, Role{Name: n.GGUF, Layer: layer, Layers: l.Layers, Tied: l.Tied}); err != nil {
 			l.Err = err
 			return nil
 		}

@@ -61,6 +61,7 @@ type WeightStore interface {
 type Role struct {
 	Name          string
 	Layer, Layers int
+	Tied          bool // the model's output head is its token embedding
 }
 
 // Open opens a .gguf file or a Hugging Face folder.

@@ -91,6 +91,18 @@ func useMoreBits(i, n int) bool {
 	return i < n/8 || i >= 7*n/8 || (i-n/8)%3 == 2
 }
 
+// LayerType is the type ft gives the quantizable weight matrix name (a
+// GGUF tensor name) with rows of rowLen elements, in layer layer (its
+// "blk.N" number) of a model of nLayer layers that each hold one
+// attention V (or fused QKV) projection and one FFN down projection;
+// tied says the output head is the token embedding. It is what File
+// writes for that tensor of such a model, for a caller that meets the
+// weights one at a time instead of as a whole file.
+func LayerType(ft FileType, name string, rowLen, layer, nLayer int, tied bool) tensor.Type {
+	m := &mixer{ft: ft, nLayer: nLayer, nAttnV: nLayer, iAttnV: layer, iFFNDown: layer, hasOutput: !tied}
+	return m.typeFor(name, []uint64{uint64(rowLen), 2})
+}
+
 // nDims counts dimensions as ggml_n_dims does: trailing 1s do not count.
 func nDims(dims []uint64) int {
 	for i := len(dims) - 1; i >= 1; i-- {

@@ -15,7 +15,6 @@ import (
 
 	"github.com/siskin-ml/siskin/gguf"
 	"github.com/siskin-ml/siskin/internal/testdata"
-	"github.com/siskin-ml/siskin/model/load"
 	"github.com/siskin-ml/siskin/tensor"
 )
 
@@ -78,7 +77,7 @@ func TestHFTwinMatchesGGUF(t *testing.T) {
 					t.Errorf("metadata %s = %.80v, want %.80v", kv.Key, gv, kv.Value)
 				}
 			}
-			lm, err := load.Open(out)
+			lm, err := openModel(out)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -180,7 +179,7 @@ func TestHFLlamaPermutationRoundTrip(t *testing.T) {
 			t.Errorf("%s differs from the original", w.Name)
 		}
 	}
-	if _, err := load.Open(out); err != nil {
+	if _, err := openModel(out); err != nil {
 		t.Fatal(err)
 	}
 }

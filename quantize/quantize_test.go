@@ -9,7 +9,6 @@ import (
 
 	"github.com/siskin-ml/siskin/gguf"
 	"github.com/siskin-ml/siskin/internal/testdata"
-	"github.com/siskin-ml/siskin/model/load"
 	"github.com/siskin-ml/siskin/tensor"
 )
 
@@ -108,7 +107,7 @@ func TestFallbackTypes(t *testing.T) {
 			t.Errorf("%s: %s, want %s", tr.Name, tr.To, w)
 		}
 	}
-	lm, err := load.Open(out)
+	lm, err := openModel(out)
 	if err != nil {
 		t.Fatal(err)
 	}

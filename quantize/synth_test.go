@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/siskin-ml/siskin/gguf"
-	"github.com/siskin-ml/siskin/model/load"
 	"github.com/siskin-ml/siskin/tokenizer"
 )
 
@@ -53,7 +52,7 @@ func TestSynthTinyLoadsAndRuns(t *testing.T) {
 					t.Errorf("tensor %d: %s %s %s, want %s %s %s", i, g.Name, g.Type, g.Shape(), w.Name, w.Type, w.Shape())
 				}
 			}
-			lm, err := load.Open(path)
+			lm, err := openModel(path)
 			if err != nil {
 				t.Fatal(err)
 			}

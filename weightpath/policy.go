@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/siskin-ml/siskin/model"
+	"github.com/siskin-ml/siskin/quantize"
 	"github.com/siskin-ml/siskin/tensor"
 )
 
@@ -14,10 +15,14 @@ const (
 	W4A8  = "w4a8"  // int4 weights, int8 dynamic activations
 	W4A16 = "w4a16" // int4 weights, float activations
 	W8A8  = "w8a8"  // int8 weights, int8 dynamic activations
+	// Q4KM is llama.cpp's Q4_K_M mix (Q4_K, with Q6_K where it keeps more
+	// bits), made at load with llama.cpp's reference quantizers: the GGUF
+	// kernels with a Q4_K_M file's fidelity, from any source.
+	Q4KM = "q4_k_m"
 )
 
 // Paths lists the weight paths in the order they are documented.
-var Paths = []string{GGUF, W4A8, W4A16, W8A8}
+var Paths = []string{GGUF, W4A8, W4A16, W8A8, Q4KM}
 
 // CheckPath refuses an unknown weight-path name.
 func CheckPath(p string) error {
@@ -31,21 +36,39 @@ func CheckPath(p string) error {
 
 // policyVersion changes whenever Target's choices change, so that caches
 // converted under the old rules are rebuilt.
-const policyVersion = 2
+const policyVersion = 3
 
 // Target is the type a weight with role r (see model.Role; its name is
 // the GGUF name pattern), stored as typ with rows of cols elements, is
 // converted to on path. Like llama.cpp's Q4_K_M, the 4-bit paths keep
-// more bits where errors hurt most: the output projection (and the token
-// embedding small models tie to it) everywhere, and the V (or fused QKV)
-// and FFN down projections of the first and last eighth of the layers
-// and every third layer between; those get W8A8. Rows whose length is
-// not a multiple of the group stay as they are.
+// more bits where errors hurt most; those weights get W8A8:
+//   - the output projection (and the token embedding small models tie
+//     to it);
+//   - the attention output projection of every layer: with only it at
+//     4 bits (every other weight at W8A8), the tiny Spark and Qwen3 test
+//     models lost the most KL per 4-bit parameter of any role, with the
+//     V projection (siskin eval, F32 reference);
+//   - the V (or fused QKV) and FFN down projections of the first and last
+//     eighth of the layers and every third layer between (llama.cpp's
+//     pattern).
+//
+// Rows whose length is not a multiple of the group stay as they are.
+//
+// On the Q4KM path the type is the one llama.cpp's quantizer gives the
+// weight in a Q4_K_M file.
 func Target(path string, r model.Role, typ tensor.Type, cols int) tensor.Type {
+	if path == Q4KM {
+		name := r.Name
+		if strings.Contains(name, "%d") {
+			name = fmt.Sprintf(name, r.Layer)
+		}
+		return quantize.LayerType(q4km, name, cols, r.Layer, r.Layers, r.Tied)
+	}
 	if path == GGUF || path == "" || cols%tensor.WeightGroup != 0 {
 		return typ
 	}
-	if path == W8A8 || isOutput(r.Name) || r.Layers > 0 && moreBits(r.Name) && useMoreBits(r.Layer, r.Layers) {
+	if path == W8A8 || isOutput(r.Name) || strings.HasSuffix(r.Name, ".attn_output.weight") ||
+		r.Layers > 0 && moreBits(r.Name) && useMoreBits(r.Layer, r.Layers) {
 		return tensor.W8A8
 	}
 	switch path {
@@ -56,6 +79,14 @@ func Target(path string, r model.Role, typ tensor.Type, cols int) tensor.Type {
 	}
 	return typ
 }
+
+var q4km = func() quantize.FileType {
+	ft, err := quantize.ParseFileType(Q4KM)
+	if err != nil {
+		panic(err)
+	}
+	return ft
+}()
 
 func isOutput(name string) bool { return name == "output.weight" || name == "token_embd.weight" }
 

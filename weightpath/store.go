@@ -16,6 +16,7 @@ import (
 	"github.com/siskin-ml/siskin/gguf"
 	"github.com/siskin-ml/siskin/kernels"
 	"github.com/siskin-ml/siskin/model"
+	"github.com/siskin-ml/siskin/quantize"
 	"github.com/siskin-ml/siskin/tensor"
 )
 
@@ -354,7 +355,7 @@ func convert(m *tensor.Matrix, typ tensor.Type) (*tensor.Matrix, error) {
 				if err := tensor.Dequantize(x, m.Type, m.Data[r*src:(r+1)*src]); err != nil {
 					errs[g] = err
 				} else {
-					errs[g] = QuantizeRow(w.Data[r*stride:(r+1)*stride], typ, x)
+					errs[g] = quantizeRow(w.Data[r*stride:(r+1)*stride], typ, x)
 				}
 			}
 		})
@@ -364,6 +365,15 @@ func convert(m *tensor.Matrix, typ tensor.Type) (*tensor.Matrix, error) {
 		return nil, fmt.Errorf("%s: converting to %s: %w", m.Name, typ, err)
 	}
 	return w, nil
+}
+
+// quantizeRow encodes a row in a weight-path type, or in a GGUF type with
+// llama.cpp's reference quantizer.
+func quantizeRow(dst []byte, typ tensor.Type, x []float32) error {
+	if typ.IsWeightPath() {
+		return QuantizeRow(dst, typ, x)
+	}
+	return quantize.QuantizeRow(dst, typ, x)
 }
 
 // Finish writes the cache file after a miss (atomically: a temporary

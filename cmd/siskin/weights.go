@@ -16,7 +16,7 @@ import (
 type weightFlags struct{ path, cache string }
 
 func (w *weightFlags) register(fl *pflag.FlagSet) {
-	fl.StringVar(&w.path, "weight-path", "auto", "weight layout and kernels: auto (chosen from the CPU, as serve does), gguf, w4a8, w4a16 or w8a8")
+	fl.StringVar(&w.path, "weight-path", "auto", "weight layout and kernels: auto (chosen from the CPU, as serve does), gguf, w4a8, w4a16, w8a8 or q4_k_m")
 	fl.StringVar(&w.cache, "weight-cache", "", "directory of converted and packed weights, or off (default $SISKIN_CACHE_DIR, else the user cache directory)")
 }
 

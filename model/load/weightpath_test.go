@@ -102,14 +102,19 @@ func TestWeightPaths(t *testing.T) {
 		f.Close()
 		t.Logf("llama.cpp %s: relative RMS error of logits vs F32: %.5f", q, ref[q])
 	}
-	bound := map[string]float64{weightpath.GGUF: 0, weightpath.W8A8: 1.5 * ref["q8_0"], weightpath.W4A8: 1.2 * ref["q4_0"], weightpath.W4A16: 1.2 * ref["q4_0"]}
+	// The Q4_K_M path makes from the F32 file what llama.cpp's quantizer
+	// made of it: the same bytes, so the same logits as its file.
+	bound := map[string]float64{weightpath.GGUF: 0, weightpath.Q4KM: 0, weightpath.W8A8: 1.5 * ref["q8_0"], weightpath.W4A8: 1.2 * ref["q4_0"], weightpath.W4A16: 1.2 * ref["q4_0"]}
 	for _, path := range weightpath.Paths {
 		t.Run(path, func(t *testing.T) {
-			src := f32
-			if path == weightpath.GGUF {
-				src = q4km
+			src, refSrc := f32, f32
+			switch path {
+			case weightpath.GGUF:
+				src, refSrc = q4km, q4km
+			case weightpath.Q4KM:
+				refSrc = q4km
 			}
-			ref, err := Open(src)
+			ref, err := Open(refSrc)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -338,5 +343,85 @@ func TestWeightPathHFFolder(t *testing.T) {
 		if first[i] != second[i] {
 			t.Fatalf("logit %d: %g converted, %g from the cache", i, first[i], second[i])
 		}
+	}
+}
+
+// The Q4_K_M path gives every weight the type llama.cpp's Q4_K_M mix
+// gives it, whatever the source: from the F32 GGUF file, the same bytes
+// (so the same logits) as llama.cpp's file; from the Hugging Face twin
+// (BF16, so other bytes), the same type for every tensor.
+func TestQ4KMPathMatchesLlamaCpp(t *testing.T) {
+	models := filepath.Join("llm", "tiny", "models")
+	for _, c := range []struct{ src, ref string }{
+		{testdata.Path(t, models, "qwen3-tiny-f32.gguf"), testdata.Path(t, models, "qwen3-tiny-q4_k_m.gguf")},
+		{testdata.Path(t, "llm", "tiny", "hf", "qwen3-tiny", "bf16"), testdata.Path(t, models, "qwen3-tiny-q4_k_m.gguf")},
+		{testdata.Path(t, "llm", "tiny", "hf", "spark2_5-tiny", "bf16"), testdata.Path(t, models, "spark2_5-tiny-q4_k_m.gguf")},
+	} {
+		t.Run(filepath.Base(filepath.Dir(c.src))+"/"+filepath.Base(c.src), func(t *testing.T) {
+			dir := t.TempDir()
+			l, _ := openLogged(t, c.src, Options{WeightPath: weightpath.Q4KM, CacheDir: dir})
+			got := logitsOf(t, l)
+			l.Close()
+			files, _ := filepath.Glob(filepath.Join(dir, "*.gguf"))
+			if len(files) != 1 {
+				t.Fatalf("cache files: %v, want one", files)
+			}
+			cache, err := gguf.Open(files[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cache.Close()
+			ref, err := gguf.Open(c.ref)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ref.Close()
+			if filepath.Ext(c.src) != ".gguf" {
+				// The cache names tensors as the folder does: compare the
+				// multisets of (type, shape).
+				count := map[string]int{}
+				for _, w := range ref.Tensors {
+					if w.Type != tensor.F32 { // norms: not matrices, never converted
+						count[w.Type.String()+" "+w.Shape()]++
+					}
+				}
+				for _, g := range cache.Tensors {
+					if !strings.HasSuffix(g.Name, ".packed") {
+						count[g.Type.String()+" "+g.Shape()]--
+					}
+				}
+				for k, n := range count {
+					if n != 0 {
+						t.Errorf("%s: %d more in llama.cpp's file than converted here", k, n)
+					}
+				}
+				return
+			}
+			converted := 0
+			for _, w := range ref.Tensors {
+				if w.Type == tensor.F32 {
+					continue // norms: not matrices, never converted
+				}
+				g, ok := cache.Tensor(w.Name)
+				if !ok {
+					t.Errorf("%s (%s in llama.cpp's file) was not converted", w.Name, w.Type)
+					continue
+				}
+				converted++
+				if g.Type != w.Type || g.Shape() != w.Shape() {
+					t.Errorf("%s: %s %s, llama.cpp's file has %s %s", w.Name, g.Type, g.Shape(), w.Type, w.Shape())
+				}
+			}
+			t.Logf("%d tensors converted with llama.cpp's types", converted)
+			lr, err := Open(c.ref)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := logitsOf(t, lr)
+			lr.Close()
+			if e := relRMS(got, want); e != 0 {
+				t.Errorf("logits differ from llama.cpp's file's: relative RMS %g", e)
+			}
+		})
 	}
 }

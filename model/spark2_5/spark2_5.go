@@ -140,7 +140,7 @@ func Load(s *model.Source) (*Model, error) {
 		return nil, err
 	}
 	m := &Model{cfg: *c, attn: model.Attention{Heads: c.Heads, KVHeads: c.KVHeads, HeadDim: c.HeadDim, Scale: model.InvSqrt(c.HeadDim)}}
-	w := &model.Loader{Source: s, Layers: c.Layers}
+	w := &model.Loader{Source: s, Layers: c.Layers, Tied: c.Tied}
 	m.embed = w.Matrix(nEmbed, 0, c.Vocab, c.Hidden)
 	m.outNorm = w.Vector(nOutNorm, 0, c.Hidden)
 	m.output = m.embed

@@ -1,0 +1,49 @@
+package quantize
+
+import (
+	"fmt"
+
+	"github.com/siskin-ml/siskin/model"
+	"github.com/siskin-ml/siskin/model/llama"
+	"github.com/siskin-ml/siskin/model/qwen3"
+	"github.com/siskin-ml/siskin/model/spark2_5"
+	"github.com/siskin-ml/siskin/tokenizer"
+)
+
+// loadedModel is what the tests here need of a loaded GGUF file. They
+// cannot use model/load: it imports weightpath, which imports this
+// package.
+type loadedModel struct {
+	Model     model.Model
+	Tokenizer *tokenizer.Tokenizer
+	src       *model.Source
+}
+
+func (l *loadedModel) Close() error { return l.src.Close() }
+
+// openModel loads a GGUF file written here, with its tokenizer.
+func openModel(path string) (*loadedModel, error) {
+	src, err := model.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	l := &loadedModel{src: src}
+	switch arch := src.Arch(); arch {
+	case "llama":
+		l.Model, err = llama.Load(src)
+	case "qwen3":
+		l.Model, err = qwen3.Load(src)
+	case "spark2_5":
+		l.Model, err = spark2_5.Load(src)
+	default:
+		err = fmt.Errorf("unknown architecture %q", arch)
+	}
+	if err == nil && src.GGUF != nil {
+		l.Tokenizer, err = tokenizer.FromGGUF(src.GGUF)
+	}
+	if err != nil {
+		src.Close()
+		return nil, err
+	}
+	return l, nil
+}
