@@ -112,6 +112,7 @@ type File struct {
 
 	kvIndex     map[string]int
 	tensorIndex map[string]int
+	data        []byte
 	m           *mmap.File
 }
 
@@ -136,9 +137,12 @@ func (f *File) Close() error {
 		return nil
 	}
 	err := f.m.Close()
-	f.m = nil
+	f.m, f.data = nil, nil
 	return err
 }
+
+// Bytes is the whole file as parsed (mapped for Open; nil after Close).
+func (f *File) Bytes() []byte { return f.data }
 
 // FileBytes is the size of the underlying file.
 func (f *File) FileBytes() int {
@@ -222,7 +226,7 @@ func Parse(data []byte, path string) (*File, error) {
 	if magic != Magic {
 		return nil, fail("header", "bad magic %q (want \"GGUF\")", data[:4])
 	}
-	f := &File{Path: path, Alignment: DefaultAlignment}
+	f := &File{Path: path, Alignment: DefaultAlignment, data: data}
 	if f.Version, err = r.u32(); err != nil {
 		return nil, fail("header", "truncated")
 	}

@@ -128,8 +128,11 @@ func (b *Builder) AddTensor(name string, typ tensor.Type, dims []uint64, data []
 	b.tensors = append(b.tensors, builderTensor{name, typ, append([]uint64(nil), dims...), data})
 }
 
-// WriteTo writes the file.
-func (b *Builder) WriteTo(w io.Writer) (int64, error) {
+// Header returns the bytes WriteTo writes before the tensor data: the
+// header, metadata and tensor table, padded to the alignment. Tensor i's
+// data follows at its offset from the end of them, each tensor padded
+// with zeros to the alignment.
+func (b *Builder) Header() []byte {
 	var h bytes.Buffer
 	le := binary.LittleEndian
 	binary.Write(&h, le, uint32(Magic))
@@ -149,15 +152,20 @@ func (b *Builder) WriteTo(w io.Writer) (int64, error) {
 		off = alignUp(off+len(t.data), b.align)
 	}
 	h.Write(make([]byte, alignUp(h.Len(), b.align)-h.Len()))
+	return h.Bytes()
+}
+
+// WriteTo writes the file.
+func (b *Builder) WriteTo(w io.Writer) (int64, error) {
 	// The tensor data goes straight to w: a model's worth of bytes is not
 	// copied into the header buffer.
-	n, err := h.WriteTo(w)
+	m, err := w.Write(b.Header())
+	n := int64(m)
 	pad := make([]byte, b.align)
 	for _, t := range b.tensors {
 		if err != nil {
 			return n, err
 		}
-		var m int
 		m, err = w.Write(t.data)
 		n += int64(m)
 		if err == nil {

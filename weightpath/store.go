@@ -4,13 +4,11 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/siskin-ml/siskin/gguf"
@@ -24,17 +22,14 @@ import (
 // the weight-path types) holding, for each matrix, its converted
 // row-major bytes (when the path converts it) under the tensor's name and
 // the kernels' packed bytes (when the tier packs it) under name+".packed"
-// as a 1-D I8 array, 64-byte aligned. Metadata records what it was made
-// from and for. Each tensor has two CRC-32Cs: one over three 4 KiB
-// samples (start, middle, end), checked before the file is used, and one
-// over all its bytes, checked in the background once the model is up
-// (a full pass over 1 GB takes longer than the whole start should: 0.25 s
-// on two cores). A failed start-up check is a logged miss and the file is
-// rebuilt; a failed full check removes the file and logs an error asking
-// for a restart, since the weights are already in use by then.
+// as a 1-D I8 array, 64-byte aligned, then a table of checksums of all
+// the bytes before it (checksum.go), which Open checks before anything
+// in the file is used. Metadata records what it was made from and for. A
+// file that fails a check is a logged miss, and is rebuilt.
 
-// formatVersion changes whenever the cache file's layout changes.
-const formatVersion = 1
+// formatVersion changes whenever the cache file's layout changes (2: the
+// checksum table covers every byte, replacing per-tensor checksums).
+const formatVersion = 2
 
 const (
 	keyVersion     = "siskin.weight_cache.version"
@@ -42,8 +37,6 @@ const (
 	keyFingerprint = "siskin.weight_cache.fingerprint"
 	keyPath        = "siskin.weight_cache.weight_path"
 	keyLayout      = "siskin.weight_cache.layout"
-	keyCRC         = "siskin.weight_cache.crc32c"
-	keySampleCRC   = "siskin.weight_cache.sample_crc32c"
 	packedSuffix   = ".packed"
 )
 
@@ -82,9 +75,6 @@ type Store struct {
 	file        string // the cache file ("" when the cache is off)
 	cache       *gguf.File
 	missReason  string
-	crcs        []int64 // full checksums of a mapped cache's tensors
-	verifying   sync.WaitGroup
-	closing     atomic.Bool
 
 	mu        sync.Mutex
 	pending   []pendingTensor
@@ -136,9 +126,11 @@ func Open(src string, opt Options) (*Store, error) {
 	}
 	loc := sha256.Sum256([]byte(abs))
 	s.file = filepath.Join(dir, fmt.Sprintf("%s-%x-%s-%s.gguf", filepath.Base(abs), loc[:6], opt.Path, layoutTag()))
+	t0 := time.Now()
 	s.cache, s.missReason = s.openCache()
 	if s.cache != nil {
-		opt.Log.Info("weight cache hit", "file", s.file, "weight_path", opt.Path)
+		opt.Log.Info("weight cache hit", "file", s.file, "weight_path", opt.Path,
+			"verified_bytes", s.cache.FileBytes(), "verify_seconds", time.Since(t0).Seconds())
 	} else {
 		opt.Log.Info("weight cache miss", "file", s.file, "weight_path", opt.Path, "reason", s.missReason)
 	}
@@ -168,8 +160,9 @@ func layoutTag() string {
 	return "rowmajor-" + kernels.Tier()
 }
 
-// openCache maps and checks the cache file, or says why it cannot be
-// used.
+// openCache maps the cache file and checks it whole (its format
+// version, every byte against its checksums, then what it was made from
+// and for), or says why it cannot be used.
 func (s *Store) openCache() (*gguf.File, string) {
 	if _, err := os.Stat(s.file); err != nil {
 		if errors.Is(err, os.ErrNotExist) {
@@ -181,69 +174,28 @@ func (s *Store) openCache() (*gguf.File, string) {
 	if err != nil {
 		return nil, "unreadable: " + err.Error()
 	}
-	for _, kv := range s.identity() {
+	// The version first: a file of another format has no table to check.
+	id := s.identity()
+	check := func(kv [2]string) string {
 		if got, _ := f.String(kv[0]); got != kv[1] {
-			f.Close()
-			return nil, fmt.Sprintf("stale: %s is %q, want %q", kv[0], got, kv[1])
+			return fmt.Sprintf("stale: %s is %q, want %q", kv[0], got, kv[1])
+		}
+		return ""
+	}
+	reason := check(id[0])
+	if reason == "" {
+		reason = verify(f)
+	}
+	for _, kv := range id[1:] {
+		if reason == "" {
+			reason = check(kv)
 		}
 	}
-	crcs, ok1 := f.Int64s(keyCRC)
-	samples, ok2 := f.Int64s(keySampleCRC)
-	if !ok1 || !ok2 || len(crcs) != len(f.Tensors) || len(samples) != len(f.Tensors) {
+	if reason != "" {
 		f.Close()
-		return nil, "corrupt: the checksum tables do not match the tensors"
+		return nil, reason
 	}
-	for i := range f.Tensors {
-		if sampleCRC(f.Tensors[i].Data) != samples[i] {
-			f.Close()
-			return nil, "corrupt: checksum mismatch in " + f.Tensors[i].Name
-		}
-	}
-	s.crcs = crcs
 	return f, ""
-}
-
-// sampleCRC is the CRC-32C of three 4 KiB samples of b: its start,
-// middle and end.
-func sampleCRC(b []byte) int64 {
-	const n = 4 << 10
-	if len(b) <= 3*n {
-		return int64(crc32.Checksum(b, castagnoli))
-	}
-	mid := len(b)/2 - n/2
-	c := crc32.Update(0, castagnoli, b[:n])
-	c = crc32.Update(c, castagnoli, b[mid:mid+n])
-	return int64(crc32.Update(c, castagnoli, b[len(b)-n:]))
-}
-
-// VerifyFull checks every byte of a mapped cache against its full
-// checksums, on one core (the model is serving meanwhile), and stops
-// early when the Store is closed. On a mismatch it removes the cache
-// file and logs an error; the next start rebuilds it. It does nothing
-// after a miss.
-func (s *Store) VerifyFull() error {
-	s.mu.Lock()
-	f, crcs := s.cache, s.crcs
-	if f == nil || s.closing.Load() {
-		s.mu.Unlock()
-		return nil
-	}
-	s.verifying.Add(1)
-	s.mu.Unlock()
-	defer s.verifying.Done()
-	for i := range f.Tensors {
-		if s.closing.Load() {
-			return nil
-		}
-		t := &f.Tensors[i]
-		if int64(crc32.Checksum(t.Data, castagnoli)) != crcs[i] {
-			err := fmt.Errorf("%s: checksum mismatch in %s", s.file, t.Name)
-			os.Remove(s.file)
-			s.opt.Log.Error("weight cache corrupt; the file is removed and the next start rebuilds it; restart to stop using these weights", "file", s.file, "tensor", t.Name)
-			return err
-		}
-	}
-	return nil
 }
 
 // Path is the weight path.
@@ -405,21 +357,21 @@ func (s *Store) Finish() error {
 
 func (s *Store) write() error {
 	b := gguf.NewBuilder()
-	b.Add("general.alignment", uint32(64))
+	b.Add("general.alignment", uint32(alignment))
 	b.Add(keySource, s.src)
 	for _, kv := range s.identity() {
 		b.Add(kv[0], kv[1])
 	}
-	crcs, samples := make([]int64, len(s.pending)), make([]int64, len(s.pending))
+	data := make([][]byte, len(s.pending))
+	chunks := 1 // the header's
 	for i, t := range s.pending {
-		crcs[i] = int64(crc32.Checksum(t.data, castagnoli))
-		samples[i] = sampleCRC(t.data)
-	}
-	b.Add(keyCRC, crcs)
-	b.Add(keySampleCRC, samples)
-	for _, t := range s.pending {
 		b.AddTensor(t.name, t.typ, t.dims, t.data)
+		data[i] = t.data
+		chunks += chunkCount(len(t.data))
 	}
+	table := make([]byte, 4*chunks)
+	b.AddTensor(checksumTensor, tensor.I32, []uint64{uint64(chunks)}, table)
+	checksums(b, data, table)
 	if err := os.MkdirAll(filepath.Dir(s.file), 0o755); err != nil {
 		return err
 	}
@@ -446,10 +398,6 @@ func (s *Store) write() error {
 // Close unmaps the cache file; the matrices it gave must be released
 // from the kernels first.
 func (s *Store) Close() error {
-	s.mu.Lock()
-	s.closing.Store(true)
-	s.mu.Unlock()
-	s.verifying.Wait()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.cache == nil {

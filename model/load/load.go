@@ -150,9 +150,6 @@ func open(path string, opt *Options) (*Loaded, error) {
 		// A cache that cannot be written costs the next start time, not
 		// this one its weights; Finish logs why.
 		ws.Finish()
-		if ws.Hit() {
-			go ws.VerifyFull()
-		}
 	}
 	r := <-tokc
 	if r.err != nil {

@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -265,50 +266,101 @@ func copyFile(t *testing.T, from, to string) {
 	}
 }
 
-// Damage outside the sampled bytes passes the start-up check, and the
-// full check that runs once the model is up finds it and removes the
-// file, so the next start rebuilds it.
-func TestWeightCacheFullVerify(t *testing.T) {
+// One flipped byte anywhere in a cache file (the header, any tensor's
+// bytes away from the samples an earlier format checked, the padding,
+// the checksum table) makes the next start refuse the file with a
+// logged reason and rebuild it, byte for byte; a file of the previous
+// format is refused as stale.
+func TestWeightCacheByteFlips(t *testing.T) {
 	// w8a8 converts, so there is a cache file in every kernel tier.
 	src := testdata.Path(t, "llm", "tiny", "models", "spark2_5-tiny-q4_k_m.gguf")
 	opt := Options{WeightPath: weightpath.W8A8, CacheDir: t.TempDir()}
 	l, _ := openLogged(t, src, opt)
 	l.Close()
 	file := l.Weights.File()
-	f, err := gguf.Open(file)
+	orig, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var off int64
-	for _, ti := range f.Tensors {
-		if len(ti.Data) > 64<<10 {
-			// Between the first and the middle 4 KiB sample.
-			off = int64(f.DataOffset) + int64(ti.Offset) + int64(len(ti.Data))/4
-			break
+	f, err := gguf.Parse(orig, file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type flip struct {
+		off  int64
+		want string // the reason logged, or "" for any
+	}
+	flips := []flip{{4, "unreadable"}, {int64(f.DataOffset) / 2, ""}, {int64(f.DataOffset) - 1, "corrupt: checksum mismatch in the header"}}
+	data := f.Tensors[:len(f.Tensors)-1]
+	big, padded := 0, -1
+	for i, ti := range data {
+		if len(ti.Data) > len(data[big].Data) {
+			big = i
+		}
+		if padded < 0 && len(ti.Data)%f.Alignment != 0 {
+			padded = i
 		}
 	}
-	f.Close()
-	if off == 0 {
-		t.Fatal("no tensor large enough to damage outside the samples")
+	at := func(ti gguf.TensorInfo, off int) int64 { return int64(f.DataOffset) + int64(ti.Offset) + int64(off) }
+	mismatch := func(ti gguf.TensorInfo) string { return "corrupt: checksum mismatch in " + ti.Name }
+	// The largest tensor's first and last bytes and one a quarter of the
+	// way in (between the start and middle samples an earlier format
+	// checked), the first and last tensors' edges, a padding byte.
+	for _, ti := range []gguf.TensorInfo{data[big], data[0], data[len(data)-1]} {
+		flips = append(flips, flip{at(ti, 0), mismatch(ti)}, flip{at(ti, len(ti.Data)-1), mismatch(ti)})
 	}
-	b, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
+	flips = append(flips, flip{at(data[big], len(data[big].Data)/4), mismatch(data[big])})
+	if padded >= 0 {
+		flips = append(flips, flip{at(data[padded], len(data[padded].Data)), mismatch(data[padded])})
 	}
-	b[off] ^= 1
+	// The checksum table (a damaged entry fails its comparison) and its
+	// padding, which ends the file.
+	table := f.Tensors[len(f.Tensors)-1]
+	flips = append(flips, flip{at(table, 0), "corrupt: checksum mismatch in the header"}, flip{at(table, len(table.Data)-1), "corrupt: checksum mismatch"})
+	if end := at(table, len(table.Data)); end < int64(len(orig)) {
+		flips = append(flips, flip{int64(len(orig)) - 1, "corrupt: nonzero padding after the checksum table"})
+	}
+	// And anywhere.
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 6 {
+		flips = append(flips, flip{rng.Int64N(int64(len(orig))), ""})
+	}
+	for _, fl := range flips {
+		b := bytes.Clone(orig)
+		b[fl.off] ^= 0x04
+		if err := os.WriteFile(file, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		l, log := openLogged(t, src, opt)
+		l.Close()
+		reason := l.Weights.MissReason()
+		if l.Weights.Hit() || !strings.Contains(log, "weight cache miss") || !strings.Contains(log, "reason=") {
+			t.Fatalf("byte %d flipped: the cache was used:\n%s", fl.off, log)
+		}
+		if !strings.HasPrefix(reason, fl.want) || !strings.Contains(log, fl.want) {
+			t.Errorf("byte %d flipped: reason %q, want %q", fl.off, reason, fl.want)
+		}
+		if got, err := os.ReadFile(file); err != nil || !bytes.Equal(got, orig) {
+			t.Fatalf("byte %d flipped: the cache was not rebuilt as it was (%v)", fl.off, err)
+		}
+	}
+	t.Logf("%d single-byte flips in a %d-byte cache file refused and rebuilt", len(flips), len(orig))
+
+	// The previous format (version 1.x) is stale, whatever it holds.
+	i := bytes.Index(orig, []byte("siskin.weight_cache.version"))
+	if i < 0 {
+		t.Fatal("no version key in the cache file")
+	}
+	b := bytes.Clone(orig)
+	// Key, then its type (4 bytes) and the string's length (8 bytes).
+	b[i+len("siskin.weight_cache.version")+12] = '1'
 	if err := os.WriteFile(file, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	l, log := openLogged(t, src, opt)
-	defer l.Close()
-	if !l.Weights.Hit() {
-		t.Fatalf("damage outside the samples failed the start-up check: %s", log)
-	}
-	if err := l.Weights.VerifyFull(); err == nil {
-		t.Fatal("the full check passed a damaged file")
-	}
-	if _, err := os.Stat(file); !os.IsNotExist(err) {
-		t.Errorf("the damaged cache file is still there (%v)", err)
+	l.Close()
+	if l.Weights.Hit() || !strings.Contains(l.Weights.MissReason(), `stale: siskin.weight_cache.version is "1.`) {
+		t.Errorf("a version 1 cache was not refused as stale:\n%s", log)
 	}
 }
 
