@@ -44,25 +44,26 @@ func chunkCount(n int) int {
 
 func alignUp(n, a int) int { return (n + a - 1) / a * a }
 
-// sum is the CRC-32C of b. It reads b a block at a time, touching each
-// cache line of a block before the CRC runs over it: those independent
-// loads bring the block in at the memory's speed, which the CRC's own
-// loads, queued behind its instruction chains, do not reach (on the
-// 2-vCPU EPYC: 6.5 GB/s per core instead of 4; the CRC alone runs at
-// 19 GB/s from the cache).
+// sum is the CRC-32C of b. The CRC's own loads, queued behind its
+// instruction chains, read memory at half its speed; so ahead of each
+// step the loop touches one byte of every cache line a little further
+// on, independent loads that bring those lines in while the CRC runs
+// over lines already in the cache. On the 2-vCPU EPYC: 7.5-8 GB/s per
+// core from memory instead of 4.5 (19 GB/s from the cache).
 func sum(b []byte) uint32 {
-	const block = 64 << 10
+	const step, ahead = 4 << 10, 64 << 10
 	var c uint32
-	for len(b) > 0 {
-		n := min(len(b), block)
-		var t byte
-		for i := 0; i < n; i += 64 {
+	var t byte
+	for i := 0; i < min(ahead, len(b)); i += 64 {
+		t += b[i]
+	}
+	for off := 0; off < len(b); off += step {
+		for i := off + ahead; i < min(off+ahead+step, len(b)); i += 64 {
 			t += b[i]
 		}
-		runtime.KeepAlive(t)
-		c = crc32.Update(c, castagnoli, b[:n])
-		b = b[n:]
+		c = crc32.Update(c, castagnoli, b[off:min(off+step, len(b))])
 	}
+	runtime.KeepAlive(t)
 	return c
 }
 

@@ -2,6 +2,7 @@ package weightpath
 
 import (
 	"bytes"
+	"hash/crc32"
 	"os"
 	"strings"
 	"testing"
@@ -84,6 +85,19 @@ func TestVerifyChunks(t *testing.T) {
 		b[off] ^= 1
 		if r := verifyBytes(b); !strings.HasPrefix(r, "corrupt: checksum mismatch in a (file bytes") {
 			t.Errorf("byte %d changed: %q", off, r)
+		}
+	}
+}
+
+// sum is the CRC-32C of any length.
+func TestSum(t *testing.T) {
+	b := make([]byte, 300<<10)
+	for i := range b {
+		b[i] = byte(i*37 + i>>11)
+	}
+	for _, n := range []int{0, 1, 63, 4095, 4096, 4097, 65536, 65537, 70001, len(b)} {
+		if got, want := sum(b[:n]), crc32.Checksum(b[:n], castagnoli); got != want {
+			t.Errorf("%d bytes: %08x, want %08x", n, got, want)
 		}
 	}
 }
