@@ -1,6 +1,7 @@
 package weightpath
 
 import (
+	"context"
 	"crypto/sha256"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"time"
 
@@ -132,7 +134,13 @@ func Open(src string, opt Options) (*Store, error) {
 		opt.Log.Info("weight cache hit", "file", s.file, "weight_path", opt.Path,
 			"verified_bytes", s.cache.FileBytes(), "verify_seconds", time.Since(t0).Seconds())
 	} else {
-		opt.Log.Info("weight cache miss", "file", s.file, "weight_path", opt.Path, "reason", s.missReason)
+		// A damaged file is a problem worth a warning (commands that show
+		// only warnings show it); a missing or stale one is routine.
+		level := slog.LevelInfo
+		if strings.HasPrefix(s.missReason, "corrupt") || strings.HasPrefix(s.missReason, "unreadable") {
+			level = slog.LevelWarn
+		}
+		opt.Log.Log(context.Background(), level, "weight cache miss", "file", s.file, "weight_path", opt.Path, "reason", s.missReason)
 	}
 	return s, nil
 }

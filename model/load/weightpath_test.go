@@ -340,6 +340,9 @@ func TestWeightCacheByteFlips(t *testing.T) {
 		if !strings.HasPrefix(reason, fl.want) || !strings.Contains(log, fl.want) {
 			t.Errorf("byte %d flipped: reason %q, want %q", fl.off, reason, fl.want)
 		}
+		if damaged := !strings.HasPrefix(reason, "stale"); damaged && !strings.Contains(log, `level=WARN msg="weight cache miss"`) {
+			t.Errorf("byte %d flipped: a damaged cache was not a warning:\n%s", fl.off, log)
+		}
 		if got, err := os.ReadFile(file); err != nil || !bytes.Equal(got, orig) {
 			t.Fatalf("byte %d flipped: the cache was not rebuilt as it was (%v)", fl.off, err)
 		}
