@@ -141,7 +141,8 @@ func (f *File) Close() error {
 	return err
 }
 
-// Bytes is the whole file as parsed (mapped for Open; nil after Close).
+// Bytes is the whole file as parsed (the mapping, for Open: not to be
+// used after Close).
 func (f *File) Bytes() []byte { return f.data }
 
 // FileBytes is the size of the underlying file.
