@@ -125,23 +125,31 @@ func checksums(b *gguf.Builder, data [][]byte, table []byte) {
 	})
 }
 
-// verify checks every byte of f against its checksum table, on every
-// core, and says why f cannot be used ("" when it can).
-func verify(f *gguf.File) string {
+// verdict is what verify found.
+type verdict struct {
+	reason   string // why the file cannot be used; "" when it can
+	full     bool   // every byte was checked, not only the header (see seal.go)
+	tableCRC uint32 // CRC-32C of the checksum table
+}
+
+// verify checks f against its checksum table, on every core: the layout
+// and the header always, every other byte unless sealed (which may be
+// nil) says the file is unchanged since it was last checked in full.
+func verify(f *gguf.File, sealed func(tableCRC uint32) bool) verdict {
 	raw, n := f.Bytes(), len(f.Tensors)
 	if n == 0 {
-		return "corrupt: no checksum table"
+		return verdict{reason: "corrupt: no checksum table"}
 	}
 	table := &f.Tensors[n-1]
 	if table.Name != checksumTensor || table.Type != tensor.I32 || len(table.Dims) != 1 {
-		return "corrupt: the last tensor is not the checksum table"
+		return verdict{reason: "corrupt: the last tensor is not the checksum table"}
 	}
 	chunks := []chunk{{0, f.DataOffset, "the header"}}
 	next := f.DataOffset
 	for i := range f.Tensors[:n-1] {
 		t := &f.Tensors[i]
 		if f.DataOffset+int(t.Offset) != next {
-			return fmt.Sprintf("corrupt: tensor %s is not where it was written", t.Name)
+			return verdict{reason: fmt.Sprintf("corrupt: tensor %s is not where it was written", t.Name)}
 		}
 		end := next + alignUp(len(t.Data), f.Alignment)
 		for off := next; off < end; off += chunkBytes {
@@ -150,16 +158,20 @@ func verify(f *gguf.File) string {
 		next = end
 	}
 	if f.DataOffset+int(table.Offset) != next || len(table.Data) != 4*len(chunks) {
-		return fmt.Sprintf("corrupt: the checksum table (%d entries) does not match the file's %d chunks", len(table.Data)/4, len(chunks))
+		return verdict{reason: fmt.Sprintf("corrupt: the checksum table (%d entries) does not match the file's %d chunks", len(table.Data)/4, len(chunks))}
 	}
 	tail := raw[next+len(table.Data):]
 	if len(tail) != alignUp(len(table.Data), f.Alignment)-len(table.Data) {
-		return fmt.Sprintf("corrupt: %d bytes after the checksum table", len(tail))
+		return verdict{reason: fmt.Sprintf("corrupt: %d bytes after the checksum table", len(tail))}
 	}
 	for _, c := range tail {
 		if c != 0 {
-			return "corrupt: nonzero padding after the checksum table"
+			return verdict{reason: "corrupt: nonzero padding after the checksum table"}
 		}
+	}
+	v := verdict{tableCRC: tableCRC(table.Data), full: sealed == nil || !sealed(tableCRC(table.Data))}
+	if !v.full {
+		chunks = chunks[:1]
 	}
 	bad := make([]bool, len(chunks))
 	ok := parallel(len(chunks), func(i int) bool {
@@ -168,12 +180,14 @@ func verify(f *gguf.File) string {
 		return !bad[i]
 	})
 	if ok {
-		return ""
+		return v
 	}
+	v.reason = "corrupt: checksum mismatch"
 	for i, c := range chunks {
 		if bad[i] {
-			return fmt.Sprintf("corrupt: checksum mismatch in %s (file bytes %d to %d)", c.what, c.off, c.end)
+			v.reason = fmt.Sprintf("corrupt: checksum mismatch in %s (file bytes %d to %d)", c.what, c.off, c.end)
+			break
 		}
 	}
-	return "corrupt: checksum mismatch"
+	return v
 }

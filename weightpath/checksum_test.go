@@ -40,7 +40,7 @@ func verifyBytes(b []byte) string {
 	if err != nil {
 		return "unreadable: " + err.Error()
 	}
-	return verify(f)
+	return verify(f, nil).reason
 }
 
 // Every single-byte change anywhere in a small file, and a truncated or
@@ -76,7 +76,7 @@ func TestVerifyChunks(t *testing.T) {
 	if n := len(f.Tensors[2].Data) / 4; n != 1+3+1 {
 		t.Fatalf("%d checksums, want 5", n)
 	}
-	if r := verify(f); r != "" {
+	if r := verify(f, nil).reason; r != "" {
 		t.Fatalf("intact file refused: %s", r)
 	}
 	a := f.DataOffset + int(f.Tensors[0].Offset)
@@ -114,7 +114,7 @@ func BenchmarkVerify(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if r := verify(f); r != "" {
+		if r := verify(f, nil).reason; r != "" {
 			b.Fatal(r)
 		}
 		b.SetBytes(int64(f.FileBytes()))

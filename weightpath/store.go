@@ -26,8 +26,10 @@ import (
 // the kernels' packed bytes (when the tier packs it) under name+".packed"
 // as a 1-D I8 array, 64-byte aligned, then a table of checksums of all
 // the bytes before it (checksum.go), which Open checks before anything
-// in the file is used. Metadata records what it was made from and for. A
-// file that fails a check is a logged miss, and is rebuilt.
+// in the file is used: every byte, unless a seal beside the file says it
+// is unchanged since it was written or last checked in full (seal.go).
+// Metadata records what it was made from and for. A file that fails a
+// check is a logged miss, and is rebuilt.
 
 // formatVersion changes whenever the cache file's layout changes (2: the
 // checksum table covers every byte, replacing per-tensor checksums).
@@ -77,6 +79,7 @@ type Store struct {
 	file        string // the cache file ("" when the cache is off)
 	cache       *gguf.File
 	missReason  string
+	fullCheck   bool // the hit checked every byte (no trusted seal)
 
 	mu        sync.Mutex
 	pending   []pendingTensor
@@ -131,8 +134,12 @@ func Open(src string, opt Options) (*Store, error) {
 	t0 := time.Now()
 	s.cache, s.missReason = s.openCache()
 	if s.cache != nil {
-		opt.Log.Info("weight cache hit", "file", s.file, "weight_path", opt.Path,
-			"verified_bytes", s.cache.FileBytes(), "verify_seconds", time.Since(t0).Seconds())
+		checked := "every byte"
+		if !s.fullCheck {
+			checked = "header and layout (sealed: unchanged since every byte was checked)"
+		}
+		opt.Log.Info("weight cache hit", "file", s.file, "weight_path", opt.Path, "checked", checked,
+			"file_bytes", s.cache.FileBytes(), "check_seconds", time.Since(t0).Seconds())
 	} else {
 		// A damaged file is a problem worth a warning (commands that show
 		// only warnings show it); a missing or stale one is routine.
@@ -168,9 +175,9 @@ func layoutTag() string {
 	return "rowmajor-" + kernels.Tier()
 }
 
-// openCache maps the cache file and checks it whole (its format
-// version, every byte against its checksums, then what it was made from
-// and for), or says why it cannot be used.
+// openCache maps the cache file and checks it (its format version, its
+// bytes against their checksums, then what it was made from and for), or
+// says why it cannot be used.
 func (s *Store) openCache() (*gguf.File, string) {
 	if _, err := os.Stat(s.file); err != nil {
 		if errors.Is(err, os.ErrNotExist) {
@@ -191,8 +198,10 @@ func (s *Store) openCache() (*gguf.File, string) {
 		return ""
 	}
 	reason := check(id[0])
+	var v verdict
 	if reason == "" {
-		reason = verify(f)
+		v = verify(f, func(crc uint32) bool { return sealed(s.file, crc) })
+		reason = v.reason
 	}
 	for _, kv := range id[1:] {
 		if reason == "" {
@@ -201,7 +210,14 @@ func (s *Store) openCache() (*gguf.File, string) {
 	}
 	if reason != "" {
 		f.Close()
+		unseal(s.file)
 		return nil, reason
+	}
+	s.fullCheck = v.full
+	if v.full {
+		if err := seal(s.file, v.tableCRC); err != nil {
+			s.opt.Log.Warn("weight cache not sealed: the next start checks every byte again", "file", s.file, "error", err)
+		}
 	}
 	return f, ""
 }
@@ -394,13 +410,19 @@ func (s *Store) write() error {
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
+	unseal(s.file)
 	if err == nil {
 		err = os.Rename(f.Name(), s.file)
 	}
 	if err != nil {
 		os.Remove(f.Name())
+		return err
 	}
-	return err
+	// Every byte just came from memory whose checksums are in the table.
+	if err := seal(s.file, tableCRC(table)); err != nil {
+		s.opt.Log.Warn("weight cache not sealed: the next start checks every byte again", "file", s.file, "error", err)
+	}
+	return nil
 }
 
 // Close unmaps the cache file; the matrices it gave must be released

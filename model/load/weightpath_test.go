@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -479,5 +480,41 @@ func TestQ4KMPathMatchesLlamaCpp(t *testing.T) {
 				t.Errorf("logits differ from llama.cpp's file's: relative RMS %g", e)
 			}
 		})
+	}
+}
+
+// A cache file written or fully checked carries a seal: the next start
+// checks only its header and layout; without the seal every byte is
+// checked again and the seal comes back. (TestWeightCacheByteFlips shows
+// that a change to a sealed file voids the seal.)
+func TestWeightCacheSeal(t *testing.T) {
+	if runtime.GOOS != "linux" && runtime.GOOS != "darwin" {
+		t.Skip("no inode or ctime here: caches are never sealed")
+	}
+	src := testdata.Path(t, "llm", "tiny", "models", "spark2_5-tiny-q4_k_m.gguf")
+	opt := Options{WeightPath: weightpath.W8A8, CacheDir: t.TempDir()}
+	l, _ := openLogged(t, src, opt)
+	l.Close()
+	seal := l.Weights.File() + ".seal"
+	if _, err := os.Stat(seal); err != nil {
+		t.Fatalf("no seal after the cache was written: %v", err)
+	}
+	l, log := openLogged(t, src, opt)
+	hit := l.Weights.Hit()
+	l.Close()
+	if !hit || !strings.Contains(log, `checked="header and layout (sealed`) {
+		t.Errorf("a sealed cache was not used with the short check:\n%s", log)
+	}
+	if err := os.Remove(seal); err != nil {
+		t.Fatal(err)
+	}
+	l, log = openLogged(t, src, opt)
+	hit = l.Weights.Hit()
+	l.Close()
+	if !hit || !strings.Contains(log, `checked="every byte"`) {
+		t.Errorf("an unsealed cache was not checked in full:\n%s", log)
+	}
+	if _, err := os.Stat(seal); err != nil {
+		t.Errorf("no seal after a full check: %v", err)
 	}
 }
