@@ -68,7 +68,7 @@ func TestResolvePrecedence(t *testing.T) {
 	if s := got.Get(KeyWeightPath); s.Value != "auto" || s.Source != a {
 		t.Errorf("weight_path %v", s)
 	}
-	if path, _ := got.WeightPath(avx2Laptop); path != "w4a8" {
+	if path, _ := got.WeightPath(avx2Laptop); path != "q4_k_m" {
 		t.Errorf("auto weight path on AVX2: %s", path)
 	}
 	if path, _ := got.WeightPath(amxServer); path != "w4a8" {

@@ -35,7 +35,7 @@ func TestRunStories260KMatchesLlamaCpp(t *testing.T) {
 		if !strings.HasPrefix(string(want), "<s> "+prompts[i]) {
 			t.Fatalf("golden %d does not start with its prompt %q", i, prompts[i])
 		}
-		got, err := siskin(t, "run", "-m", model, "-p", prompts[i], "-n", "128", "--temp", "0")
+		got, err := siskin(t, "run", "-m", model, "-p", prompts[i], "-n", "128", "--temp", "0", "--weight-path", "gguf")
 		if err != nil {
 			t.Fatal(err)
 		}
