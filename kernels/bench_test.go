@@ -442,3 +442,88 @@ func BenchmarkW4A16(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkPrefillGap: where the time of a batched product goes, for the
+// packed K-quant kernels at the Spark-1.7B shapes with 512 activation
+// rows on one thread, in multiply-adds per second of thread CPU time.
+// Each iteration runs every case once, so all see the same machine load:
+// "alone" calls the kernel on the first weight tile (the groups the
+// product takes at a time) with the same activation rows over and over
+// (all in L1/L2: the kernel's own speed); "acts" calls it on that tile
+// with every activation row in turn (activations from L2/L3); "matmulq"
+// is the whole product on activations quantized beforehand and "matmul"
+// the product with quantization. It reports median rates and the median
+// per-iteration ratio of each to alone.
+func BenchmarkPrefillGap(b *testing.B) {
+	defer kernels.SetThreads(0)
+	const n = 512
+	rng := newRNG(53)
+	for _, sh := range prefillShapes {
+		if sh.name == "gateup" {
+			continue
+		}
+		for _, typ := range []tensor.Type{tensor.Q4_K, tensor.Q6_K} {
+			w := randomMatrix(rng, typ, sh.rows, sh.cols)
+			x := randomVec(rng, n*sh.cols)
+			out := make([]float32, n*sh.rows)
+			for _, tierName := range kernels.Tiers() {
+				if !slices.Contains(kernels.PackedTypes(tierName), typ) {
+					continue
+				}
+				b.Run(fmt.Sprintf("%s/%s/n=%d/%s", sh.name, typ, n, tierName), func(b *testing.B) {
+					defer kernels.UseTier(tierName)()
+					kernels.SetThreads(1)
+					runtime.LockOSThread()
+					defer runtime.UnlockOSThread()
+					kernels.Prepare(w)
+					defer kernels.Release(w)
+					var q kernels.QuantizedActs
+					q.Quantize(typ, x, n)
+					rows := 4
+					if kernels.PackedVec8(tierName, typ) {
+						rows = 8
+					}
+					g := kernels.PackTileGroups(w)
+					tile := float64(g * 8 * sh.cols * rows)
+					cases := []struct {
+						name string
+						macs float64
+						f    func()
+					}{
+						{"alone", 64 * tile, func() {
+							for range 64 {
+								kernels.PackedTile(w, out, sh.rows, g, &q, 0, rows)
+							}
+						}},
+						{"acts", n / float64(rows) * tile, func() {
+							for i := 0; i+rows <= n; i += rows {
+								kernels.PackedTile(w, out[i*sh.rows:], sh.rows, g, &q, i, rows)
+							}
+						}},
+						{"matmulq", float64(n * sh.rows * sh.cols), func() { kernels.MatMulQ(out, w, &q) }},
+						{"matmul", float64(n * sh.rows * sh.cols), func() { kernels.MatMul(out, w, x, n) }},
+					}
+					if !kernels.PackedTile(w, out, sh.rows, g, &q, 0, rows) {
+						b.Skip("no packed kernel")
+					}
+					rates := make([][]float64, len(cases))
+					ratios := make([][]float64, len(cases))
+					for b.Loop() {
+						for i, c := range cases {
+							c0 := threadCPU()
+							c.f()
+							rates[i] = append(rates[i], c.macs/(threadCPU()-c0).Seconds()/1e9)
+							ratios[i] = append(ratios[i], rates[i][len(rates[i])-1]/rates[0][len(rates[0])-1])
+						}
+					}
+					for i, c := range cases {
+						b.ReportMetric(median(rates[i]), c.name+"-GMAC/s")
+						if i > 0 {
+							b.ReportMetric(median(ratios[i]), c.name+"/alone")
+						}
+					}
+				})
+			}
+		}
+	}
+}

@@ -133,3 +133,31 @@ func PackedData(w *tensor.Matrix) []byte {
 	}
 	return nil
 }
+
+// PackedTile runs prepared w's packed kernel directly on its groups [0,
+// g) for rows (4 or 8) activation rows quantized in q from row i on,
+// writing out (ostride floats per row); it reports false if w has no
+// packed kernel of that many rows.
+func PackedTile(w *tensor.Matrix, out []float32, ostride, g int, q *QuantizedActs, i, rows int) bool {
+	p := lookupPrepared(w)
+	if p == nil || g > p.fullGroups || i+rows > q.n {
+		return false
+	}
+	f := p.pk.vec4
+	if rows == 8 {
+		f = p.pk.vec8
+	} else if rows != 4 {
+		return false
+	}
+	if f == nil {
+		return false
+	}
+	f(out, ostride, p.data[:g*p.gstride], g, p.blocks, q.data[i*q.xs:], q.xs)
+	return true
+}
+
+// PackTileGroups is the number of groups of prepared w that mulPacked
+// takes at a time for n > 1.
+func PackTileGroups(w *tensor.Matrix) int {
+	return max(1, packTileBytes/lookupPrepared(w).gstride)
+}
