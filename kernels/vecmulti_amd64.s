@@ -7,7 +7,7 @@
 // one-row kernels in vec_amd64.s: only the loads of keys and values are
 // shared between rows, never a sum.
 
-// func dot4RowsAVX2(out []float32, ostride int, q []float32, qstride int, k []float32, kstride, pairs, steps int, scale float32)
+// func dot4RowsAVX2(out []float32, ostride int, q []float32, qstride int, k []float32, kstride, pairs, steps int, scale float32, next []float32)
 // For query rows j < 4 (q[j*qstride:], 16*steps floats) and key rows
 // i < 2*pairs (k[i*kstride:]): out[j*ostride+i] = vecDotAVX2(q_j, k_i) *
 // scale, bit-identical. vecDotAVX2 sums a row in one accumulator of 8
@@ -15,10 +15,10 @@
 // 4 query loads and 2 key loads per 8 FMAs) take each key row in one
 // pass, 64 bytes per step, and are then reduced with the additions of
 // vecDotAVX2, all eight pairs in one register (below). Each step
-// prefetches the same line of both key rows eight rows ahead (in decode
-// the key cache streams from memory); a prefetch past the last key is
-// harmless.
-TEXT ·dot4RowsAVX2(SB), NOSPLIT, $0-116
+// prefetches the same line of both rows of next, the rows the caller
+// reads after these (kstride floats apart too): in decode the key cache
+// streams from memory.
+TEXT ·dot4RowsAVX2(SB), NOSPLIT, $0-144
 	MOVQ out_base+0(FP), R8
 	MOVQ ostride+24(FP), R9
 	SHLQ $2, R9
@@ -31,6 +31,8 @@ TEXT ·dot4RowsAVX2(SB), NOSPLIT, $0-116
 	SHLQ $2, R10
 	MOVQ pairs+96(FP), DX
 	VBROADCASTSS scale+112(FP), Y15
+	MOVQ next_base+120(FP), R15
+	SUBQ DI, R15
 	TESTQ DX, DX
 	JE   d4end
 
@@ -49,8 +51,8 @@ d4pair:
 	VXORPS Y7, Y7, Y7
 
 d4step:
-	PREFETCHT0 (BX)(R10*8)
-	PREFETCHT0 (R11)(R10*8)
+	PREFETCHT0 (BX)(R15*1)
+	PREFETCHT0 (R11)(R15*1)
 	VMOVUPS (BX), Y8
 	VMOVUPS (R11), Y9
 	VMOVUPS (AX), Y10
@@ -123,16 +125,16 @@ d4end:
 	VZEROUPPER
 	RET
 
-// func axpy4RowsAVX2(y []float32, ystride int, p []float32, pstride, n int, v []float32, vstride, chunks int)
+// func axpy4RowsAVX2(y []float32, ystride int, p []float32, pstride, n int, v []float32, vstride, chunks int, next []float32)
 // For rows j < 4 and i = 0, 1, ... n-1 in turn: y_j += p[j*pstride+i] *
 // v[i*vstride:], over the first 16*chunks floats of y_j = y[j*ystride:],
 // each element by the FMAs of axpyRowsAVX2 in the same order. 16 floats
 // of each of the four rows stay in Y0-Y7 while the value rows pass (2
 // loads and 4 broadcasts per 8 FMAs). Each row step prefetches the same
-// 64 bytes of the value row 16 rows ahead (the next block of values in
-// attention), so that block's lines are on their way while this one is
+// 64 bytes of the same row of next (vstride floats apart too): the values
+// (or keys) the caller reads next are on their way while these are
 // summed.
-TEXT ·axpy4RowsAVX2(SB), NOSPLIT, $0-112
+TEXT ·axpy4RowsAVX2(SB), NOSPLIT, $0-136
 	MOVQ y_base+0(FP), DI
 	MOVQ ystride+24(FP), R9
 	SHLQ $2, R9
@@ -144,8 +146,8 @@ TEXT ·axpy4RowsAVX2(SB), NOSPLIT, $0-112
 	MOVQ v_base+72(FP), SI
 	MOVQ vstride+96(FP), R10
 	SHLQ $2, R10
-	MOVQ R10, R11
-	SHLQ $4, R11
+	MOVQ next_base+112(FP), R11
+	SUBQ SI, R11
 	MOVQ chunks+104(FP), CX
 	TESTQ CX, CX
 	JE   a4end
