@@ -4,7 +4,7 @@ package kernels
 // j < m and i < n, out[j*ostride+i] = VecDot(q_j, k_i) * scale with q_j
 // = q[j*qstride:j*qstride+width] and k_i = k[i*kstride:i*kstride+width],
 // each bit-identical to DotRows (or a loop of VecDot). The SIMD tier
-// reads each key once for four queries (when width is a multiple of 32):
+// reads each key once for four queries (when width is a multiple of 16):
 // the query heads that share a KV head, in attention.
 func DotRowsMulti(out []float32, ostride int, q []float32, qstride, m, width int, k []float32, kstride, n int, scale float32) {
 	DotRowsMultiNext(out, ostride, q, qstride, m, width, k, kstride, n, scale, nil)
