@@ -165,7 +165,8 @@ const (
 	valueBlock = 8
 )
 
-// maxSplitFloats bounds the partial outputs of a split step (16 MiB).
+// maxSplitFloats bounds the partial outputs of a split step (16 MiB of
+// weighted sums of values).
 const maxSplitFloats = 4 << 20
 
 // attendScratch is one thread's working memory for a tile's chunk: the
@@ -300,12 +301,13 @@ func fold(o []float32, m *float32, l *float64, oc []float32, mc float32, lc floa
 }
 
 // splitItem is one chunk of a split tile for KV heads [g0, g1); its
-// partial results go to slot (of the tile's rows x heads).
+// partial results (the tile's rows x heads) start at row-head at.
 type splitItem struct {
-	tile, c, g0, g1, slot int
+	tile, c, g0, g1, at int
 }
 
-// splitParts is the partial results of a split step, per slot.
+// splitParts is the partial results of a split step: per tile, chunk,
+// row and head, the weighted sum of values, the maximum and the sum.
 type splitParts struct {
 	o []float32
 	m []float32
@@ -331,22 +333,21 @@ func (a *Attention) attendSplit(b *Batch, li, window int, q, k, v, out []float32
 		per = a.KVHeads
 	}
 	items := make([]splitItem, 0, chunks*per)
-	slots, cost := 0, 0
-	slotOf := make([]int, len(tiles)) // first slot of each tile
+	rh, cost := 0, 0              // row-heads of partial results, multiply-adds
+	at := make([]int, len(tiles)) // where each tile's partial results start
 	for i, t := range tiles {
-		slotOf[i] = slots
+		at[i] = rh
+		n := (t.t1 - t.t0) * a.Heads // row-heads per chunk
 		for c := t.c0; c < t.c1; c++ {
 			for g := 0; g < per; g++ {
 				items = append(items, splitItem{tile: i, c: c,
-					g0: g * a.KVHeads / per, g1: (g + 1) * a.KVHeads / per, slot: slots})
+					g0: g * a.KVHeads / per, g1: (g + 1) * a.KVHeads / per, at: rh})
 			}
-			slots++
+			rh += n
 		}
 		cost += t.cost
 	}
 	p := partsPool.Get().(*splitParts)
-	slotRH := rows * a.Heads // row-heads per slot
-	rh := slots * slotRH
 	if len(p.m) < rh || len(p.o) < rh*hd {
 		p.o = make([]float32, rh*hd)
 		p.m = make([]float32, rh)
@@ -362,15 +363,17 @@ func (a *Attention) attendSplit(b *Batch, li, window int, q, k, v, out []float32
 				nt := items[i+1]
 				next = a.firstKeys(b, li, window, k, tiles[nt.tile], nt.c)
 			}
-			r := it.slot * slotRH
-			a.attendChunk(b, li, window, q, k, v, tiles[it.tile], it.c, it.g0*group, it.g1*group,
-				s, p.o[r*hd:(r+slotRH)*hd], p.m[r:r+slotRH], p.l[r:r+slotRH], next)
+			tile := tiles[it.tile]
+			r, n := it.at, (tile.t1-tile.t0)*a.Heads
+			a.attendChunk(b, li, window, q, k, v, tile, it.c, it.g0*group, it.g1*group,
+				s, p.o[r*hd:(r+n)*hd], p.m[r:r+n], p.l[r:r+n], next)
 		}
 		scratchPool.Put(s)
 	})
 	var m float32
 	var l float64
 	for i, tile := range tiles {
+		n := (tile.t1 - tile.t0) * a.Heads
 		for t := tile.t0; t < tile.t1; t++ {
 			f := first(b, window, t) / attnChunk
 			for h := 0; h < a.Heads; h++ {
@@ -380,7 +383,7 @@ func (a *Attention) attendSplit(b *Batch, li, window int, q, k, v, out []float32
 					if s, e := span(b, window, t, c); s >= e {
 						continue
 					}
-					r := (slotOf[i]+c-tile.c0)*slotRH + j
+					r := at[i] + (c-tile.c0)*n + j
 					fold(o, &m, &l, p.o[r*hd:(r+1)*hd], p.m[r], p.l[r], c == f)
 				}
 				kernels.Scale(o, float32(1/l))
@@ -390,8 +393,8 @@ func (a *Attention) attendSplit(b *Batch, li, window int, q, k, v, out []float32
 	partsPool.Put(p)
 }
 
-// kvBlock is up to keyBlock (or valueBlock) consecutive positions [p0, p0+m) whose key
-// and value rows are kvd floats apart in ks and vs.
+// kvBlock is up to keyBlock (or valueBlock) consecutive positions [p0,
+// p0+m) whose key and value rows are kvd floats apart in ks and vs.
 type kvBlock struct {
 	p0, m  int
 	ks, vs []float32
