@@ -64,10 +64,23 @@ func Softmax(x []float32) {
 	if len(x) == 0 {
 		return
 	}
-	softmax(x)
+	_, sum := expMax(x)
+	Scale(x, float32(1/sum))
 }
 
-func softmaxGo(x []float32) {
+// ExpMax is Softmax before its division: it replaces x with exp(x - m),
+// m = max(x), and returns m and the float64 sum of the new values, with
+// the same precision and edge cases (Softmax is ExpMax followed by
+// Scale(x, float32(1/sum)), bit for bit). Attention combines such partial
+// softmaxes of blocks of keys. An empty x gives -Inf and 0.
+func ExpMax(x []float32) (m float32, sum float64) {
+	if len(x) == 0 {
+		return float32(math.Inf(-1)), 0
+	}
+	return expMax(x)
+}
+
+func expMaxGo(x []float32) (float32, float64) {
 	m := float32(math.Inf(-1))
 	for _, v := range x {
 		m = max(m, v)
@@ -78,10 +91,7 @@ func softmaxGo(x []float32) {
 		x[i] = e
 		sum += float64(e)
 	}
-	inv := float32(1 / sum)
-	for i := range x {
-		x[i] *= inv
-	}
+	return m, sum
 }
 
 // SiLU replaces x with x*sigmoid(x) = x/(1+exp(-x)), computed in float64

@@ -165,10 +165,9 @@ func tail(w []float32, n int) []float32 {
 	return w[n:]
 }
 
-func softmax(x []float32) {
+func expMax(x []float32) (float32, float64) {
 	if !useVecAVX2() {
-		softmaxGo(x)
-		return
+		return expMaxGo(x)
 	}
 	n := len(x) &^ 7
 	m, nan := maxAVX2(x[:n])
@@ -188,9 +187,5 @@ func softmax(x []float32) {
 		sum += expSubAVX2(buf[:], m)
 		copy(x[n:], buf[:])
 	}
-	inv := float32(1 / sum)
-	scaleAVX2(x[:n], x[:n], inv)
-	for i := n; i < len(x); i++ {
-		x[i] *= inv
-	}
+	return m, sum
 }

@@ -4,7 +4,6 @@ package kernels
 
 func sumSquares(x []float32) float64          { return sumSquaresGo(x) }
 func scaleRow(out, x, w []float32, s float32) { scaleRowGo(out, x, w, s) }
-func softmax(x []float32)                     { softmaxGo(x) }
 func silu(x []float32)                        { siluGo(x) }
 func sigmoid(x []float32)                     { sigmoidGo(x) }
 func geluErf(x []float32)                     { geluErfGo(x) }
@@ -20,3 +19,5 @@ func geluErfMul(x, y []float32) {
 	geluErfGo(x)
 	mulGo(x, y)
 }
+
+func expMax(x []float32) (float32, float64) { return expMaxGo(x) }

@@ -290,6 +290,45 @@ func testSoftmax(t *testing.T, tierName string) {
 	}
 }
 
+// TestExpMax checks that ExpMax is Softmax before its division, bit for
+// bit, in every tier, and returns the maximum and the sum.
+func TestExpMax(t *testing.T) {
+	for _, tierName := range kernels.Tiers() {
+		restore := kernels.UseTier(tierName)
+		rng := newRNG(22)
+		for _, n := range []int{1, 7, 8, 9, 64, 129} {
+			x := randomVec(rng, n)
+			for i := range x {
+				x[i] *= 8
+			}
+			want := append([]float32(nil), x...)
+			kernels.Softmax(want)
+			mx := float32(math.Inf(-1))
+			for _, v := range x {
+				mx = max(mx, v)
+			}
+			m, sum := kernels.ExpMax(x)
+			var total float64
+			for _, v := range x {
+				total += float64(v)
+			}
+			if m != mx || math.Abs(total-sum) > 1e-12*sum {
+				t.Errorf("%s: n=%d: ExpMax = %v, %v; want max %v, sum %v", tierName, n, m, sum, mx, total)
+			}
+			kernels.Scale(x, float32(1/sum))
+			for i := range x {
+				if math.Float32bits(x[i]) != math.Float32bits(want[i]) {
+					t.Errorf("%s: n=%d: ExpMax then Scale [%d] = %v, Softmax %v", tierName, n, i, x[i], want[i])
+				}
+			}
+		}
+		if m, sum := kernels.ExpMax(nil); !math.IsInf(float64(m), -1) || sum != 0 {
+			t.Errorf("%s: ExpMax(nil) = %v, %v", tierName, m, sum)
+		}
+		restore()
+	}
+}
+
 func TestRMSNorm(t *testing.T) {
 	for _, tierName := range kernels.Tiers() {
 		restore := kernels.UseTier(tierName)

@@ -3,30 +3,21 @@
 #include "textflag.h"
 
 // func vecDotAVX2(a, b []float32) float32
+// The dot product in one accumulator of 8 lanes: lane i takes the
+// products of elements 8s+i for s = 0, 1, ... in order (FMA); then the
+// lanes are added as (l0+l4 + l1+l5) + (l2+l6 + l3+l7), each sum in that
+// order ((t0+t1)+(t2+t3) with t_i = l_i+l_(i+4)), and the last len%8
+// products are added one at a time (FMA). dotRowsAVX2 and dot4RowsAVX2
+// compute the same sums, several keys at a time: an attention score is
+// the same whichever of them computes it. (One chain of FMAs is
+// latency-bound for a single pair of vectors, but those kernels run
+// eight chains side by side, and a single pass through each row
+// streams it from memory in order.)
 TEXT ·vecDotAVX2(SB), NOSPLIT, $0-52
 	MOVQ a_base+0(FP), SI
 	MOVQ a_len+8(FP), CX
 	MOVQ b_base+24(FP), DI
 	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-
-loop32:
-	CMPQ CX, $32
-	JL   loop8
-	VMOVUPS (SI), Y4
-	VFMADD231PS (DI), Y4, Y0
-	VMOVUPS 32(SI), Y5
-	VFMADD231PS 32(DI), Y5, Y1
-	VMOVUPS 64(SI), Y6
-	VFMADD231PS 64(DI), Y6, Y2
-	VMOVUPS 96(SI), Y7
-	VFMADD231PS 96(DI), Y7, Y3
-	ADDQ $128, SI
-	ADDQ $128, DI
-	SUBQ $32, CX
-	JMP  loop32
 
 loop8:
 	CMPQ CX, $8
@@ -39,9 +30,6 @@ loop8:
 	JMP  loop8
 
 reduce:
-	VADDPS Y1, Y0, Y0
-	VADDPS Y3, Y2, Y2
-	VADDPS Y2, Y0, Y0
 	VEXTRACTF128 $1, Y0, X1
 	VADDPS X1, X0, X0
 	VHADDPS X0, X0, X0
@@ -116,12 +104,14 @@ done:
 	RET
 
 // func dotRowsAVX2(out, q, k []float32, stride int, scale float32)
-// out[i] = vecDotAVX2(q, k[i*stride:]) * scale: each row with
-// vecDotAVX2's arithmetic (the same four accumulators, 32- and 8-element
-// loops, reduction and scalar tail), so bit-identical. Two rows run side
-// by side (Y0-Y3 and Y8-Y11, sharing the loads of q) to hide the FMA
-// latency; the 32-element loop prefetches the rows eight rows ahead
-// (attention's key cache streams from memory in decode).
+// out[i] = vecDotAVX2(q, k[i*stride:]) * scale, bit-identical (the same
+// lanes, reduction and tail). When len(q) is a positive multiple of 16,
+// eight keys run side by side (Y0-Y7, eight independent FMA chains
+// sharing each load of q), 64 bytes of each key row per step with a
+// prefetch of the same line eight rows ahead (attention's key cache
+// streams from memory in decode), and the eight results are reduced in
+// one register as dot4RowsAVX2 does; the other keys, and other widths,
+// go one at a time.
 TEXT ·dotRowsAVX2(SB), NOSPLIT, $0-84
 	MOVQ out_base+0(FP), R8
 	MOVQ out_len+8(FP), R9
@@ -130,160 +120,132 @@ TEXT ·dotRowsAVX2(SB), NOSPLIT, $0-84
 	MOVQ k_base+48(FP), DI
 	MOVQ stride+72(FP), R10
 	SHLQ $2, R10
-	VMOVSS scale+80(FP), X15
+	VBROADCASTSS scale+80(FP), Y15
+	LEAQ (R10)(R10*2), R13
+	LEAQ (R10)(R10*4), R14
+	LEAQ (R13)(R10*4), R15
+	TESTQ CX, CX
+	JE   drone
+	MOVQ CX, AX
+	ANDQ $15, AX
+	JNZ  drone
 
-dotrowspair:
-	CMPQ R9, $2
-	JL   dotrowsone
+dr8keys:
+	CMPQ R9, $8
+	JL   drone
 	MOVQ SI, AX
 	MOVQ DI, BX
-	LEAQ (DI)(R10*1), R11
+	LEAQ (DI)(R10*8), R12
 	MOVQ CX, DX
+	SHRQ $4, DX
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
 
-dp32:
-	CMPQ DX, $32
-	JL   dp8
-	PREFETCHT0 (BX)(R10*8)
-	PREFETCHT0 64(BX)(R10*8)
-	PREFETCHT0 (R11)(R10*8)
-	PREFETCHT0 64(R11)(R10*8)
-	VMOVUPS (AX), Y4
-	VFMADD231PS (BX), Y4, Y0
-	VFMADD231PS (R11), Y4, Y8
-	VMOVUPS 32(AX), Y5
-	VFMADD231PS 32(BX), Y5, Y1
-	VFMADD231PS 32(R11), Y5, Y9
-	VMOVUPS 64(AX), Y6
-	VFMADD231PS 64(BX), Y6, Y2
-	VFMADD231PS 64(R11), Y6, Y10
-	VMOVUPS 96(AX), Y7
-	VFMADD231PS 96(BX), Y7, Y3
-	VFMADD231PS 96(R11), Y7, Y11
-	ADDQ $128, AX
-	ADDQ $128, BX
-	ADDQ $128, R11
-	SUBQ $32, DX
-	JMP  dp32
+dr8step:
+	PREFETCHT0 (R12)
+	PREFETCHT0 (R12)(R10*1)
+	PREFETCHT0 (R12)(R10*2)
+	PREFETCHT0 (R12)(R13*1)
+	PREFETCHT0 (R12)(R10*4)
+	PREFETCHT0 (R12)(R14*1)
+	PREFETCHT0 (R12)(R13*2)
+	PREFETCHT0 (R12)(R15*1)
+	VMOVUPS (AX), Y8
+	VFMADD231PS (BX), Y8, Y0
+	VFMADD231PS (BX)(R10*1), Y8, Y1
+	VFMADD231PS (BX)(R10*2), Y8, Y2
+	VFMADD231PS (BX)(R13*1), Y8, Y3
+	VFMADD231PS (BX)(R10*4), Y8, Y4
+	VFMADD231PS (BX)(R14*1), Y8, Y5
+	VFMADD231PS (BX)(R13*2), Y8, Y6
+	VFMADD231PS (BX)(R15*1), Y8, Y7
+	VMOVUPS 32(AX), Y9
+	VFMADD231PS 32(BX), Y9, Y0
+	VFMADD231PS 32(BX)(R10*1), Y9, Y1
+	VFMADD231PS 32(BX)(R10*2), Y9, Y2
+	VFMADD231PS 32(BX)(R13*1), Y9, Y3
+	VFMADD231PS 32(BX)(R10*4), Y9, Y4
+	VFMADD231PS 32(BX)(R14*1), Y9, Y5
+	VFMADD231PS 32(BX)(R13*2), Y9, Y6
+	VFMADD231PS 32(BX)(R15*1), Y9, Y7
+	ADDQ $64, AX
+	ADDQ $64, BX
+	ADDQ $64, R12
+	DECQ DX
+	JNZ  dr8step
 
-dp8:
-	CMPQ DX, $8
-	JL   dpred
-	VMOVUPS (AX), Y4
-	VFMADD231PS (BX), Y4, Y0
-	VFMADD231PS (R11), Y4, Y8
-	ADDQ $32, AX
-	ADDQ $32, BX
-	ADDQ $32, R11
-	SUBQ $8, DX
-	JMP  dp8
-
-dpred:
-	VADDPS Y1, Y0, Y0
-	VADDPS Y3, Y2, Y2
-	VADDPS Y2, Y0, Y0
-	VEXTRACTF128 $1, Y0, X1
-	VADDPS X1, X0, X0
-	VHADDPS X0, X0, X0
-	VHADDPS X0, X0, X0
+	// Lane i of the result is key i, reduced as vecDotAVX2 reduces.
+	VPERM2F128 $0x20, Y4, Y0, Y8
+	VPERM2F128 $0x31, Y4, Y0, Y9
 	VADDPS Y9, Y8, Y8
-	VADDPS Y11, Y10, Y10
-	VADDPS Y10, Y8, Y8
-	VEXTRACTF128 $1, Y8, X9
-	VADDPS X9, X8, X8
-	VHADDPS X8, X8, X8
-	VHADDPS X8, X8, X8
+	VPERM2F128 $0x20, Y5, Y1, Y9
+	VPERM2F128 $0x31, Y5, Y1, Y10
+	VADDPS Y10, Y9, Y9
+	VHADDPS Y9, Y8, Y12
+	VPERM2F128 $0x20, Y6, Y2, Y8
+	VPERM2F128 $0x31, Y6, Y2, Y9
+	VADDPS Y9, Y8, Y8
+	VPERM2F128 $0x20, Y7, Y3, Y9
+	VPERM2F128 $0x31, Y7, Y3, Y10
+	VADDPS Y10, Y9, Y9
+	VHADDPS Y9, Y8, Y13
+	VHADDPS Y13, Y12, Y0
+	VMULPS Y15, Y0, Y0
+	VMOVUPS Y0, (R8)
+	ADDQ $32, R8
+	LEAQ (DI)(R10*8), DI
+	SUBQ $8, R9
+	JMP  dr8keys
 
-dptail:
-	CMPQ DX, $0
-	JE   dpdone
-	VMOVSS (AX), X4
-	VFMADD231SS (BX), X4, X0
-	VFMADD231SS (R11), X4, X8
-	ADDQ $4, AX
-	ADDQ $4, BX
-	ADDQ $4, R11
-	DECQ DX
-	JMP  dptail
-
-dpdone:
-	VMULSS X15, X0, X0
-	VMULSS X15, X8, X8
-	VMOVSS X0, (R8)
-	VMOVSS X8, 4(R8)
-	ADDQ $8, R8
-	LEAQ (DI)(R10*2), DI
-	SUBQ $2, R9
-	JMP  dotrowspair
-
-dotrowsone:
+drone:
 	TESTQ R9, R9
-	JE   dotrowsend
+	JE   drend
 	MOVQ SI, AX
 	MOVQ DI, BX
 	MOVQ CX, DX
 	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
 
-dr32:
-	CMPQ DX, $32
-	JL   dr8
-	VMOVUPS (AX), Y4
-	VFMADD231PS (BX), Y4, Y0
-	VMOVUPS 32(AX), Y5
-	VFMADD231PS 32(BX), Y5, Y1
-	VMOVUPS 64(AX), Y6
-	VFMADD231PS 64(BX), Y6, Y2
-	VMOVUPS 96(AX), Y7
-	VFMADD231PS 96(BX), Y7, Y3
-	ADDQ $128, AX
-	ADDQ $128, BX
-	SUBQ $32, DX
-	JMP  dr32
-
-dr8:
+dr1loop8:
 	CMPQ DX, $8
-	JL   drred
+	JL   dr1red
 	VMOVUPS (AX), Y4
 	VFMADD231PS (BX), Y4, Y0
 	ADDQ $32, AX
 	ADDQ $32, BX
 	SUBQ $8, DX
-	JMP  dr8
+	JMP  dr1loop8
 
-drred:
-	VADDPS Y1, Y0, Y0
-	VADDPS Y3, Y2, Y2
-	VADDPS Y2, Y0, Y0
+dr1red:
 	VEXTRACTF128 $1, Y0, X1
 	VADDPS X1, X0, X0
 	VHADDPS X0, X0, X0
 	VHADDPS X0, X0, X0
 
-drtail:
+dr1tail:
 	CMPQ DX, $0
-	JE   drdone
+	JE   dr1done
 	VMOVSS (AX), X4
 	VFMADD231SS (BX), X4, X0
 	ADDQ $4, AX
 	ADDQ $4, BX
 	DECQ DX
-	JMP  drtail
+	JMP  dr1tail
 
-drdone:
+dr1done:
 	VMULSS X15, X0, X0
 	VMOVSS X0, (R8)
+	ADDQ $4, R8
+	ADDQ R10, DI
+	DECQ R9
+	JMP  drone
 
-dotrowsend:
+drend:
 	VZEROUPPER
 	RET
 

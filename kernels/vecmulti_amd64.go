@@ -3,21 +3,20 @@
 package kernels
 
 //go:noescape
-func dot4RowsAVX2(out []float32, ostride int, q []float32, qstride int, k []float32, kstride, pairs, chunks int, scale float32)
+func dot4RowsAVX2(out []float32, ostride int, q []float32, qstride int, k []float32, kstride, pairs, steps int, scale float32, next []float32)
 
 //go:noescape
-func axpy4RowsAVX2(y []float32, ystride int, p []float32, pstride, n int, v []float32, vstride, chunks int)
+func axpy4RowsAVX2(y []float32, ystride int, p []float32, pstride, n int, v []float32, vstride, chunks int, next []float32)
 
 // dotRowsMulti runs four queries at a time through dot4RowsAVX2 (pairs of
 // keys; an odd last key and the last m%4 queries through dotRows), when
-// width is a multiple of 32 so that vecDotAVX2 has no 8-float or scalar
-// tail.
-func dotRowsMulti(out []float32, ostride int, q []float32, qstride, m, width int, k []float32, kstride, n int, scale float32) {
+// width is a multiple of 16 so that vecDotAVX2 has no scalar tail.
+func dotRowsMulti(out []float32, ostride int, q []float32, qstride, m, width int, k []float32, kstride, n int, scale float32, next []float32) {
 	j := 0
-	if useVecAVX2() && width%32 == 0 && width > 0 {
+	if useVecAVX2() && width%16 == 0 && width > 0 {
 		for ; j+4 <= m; j += 4 {
 			if n >= 2 {
-				dot4RowsAVX2(out[j*ostride:], ostride, q[j*qstride:], qstride, k, kstride, n/2, width/32, scale)
+				dot4RowsAVX2(out[j*ostride:], ostride, q[j*qstride:], qstride, k, kstride, n/2, width/16, scale, next)
 			}
 			if n%2 == 1 {
 				for jj := j; jj < j+4; jj++ {
@@ -34,13 +33,13 @@ func dotRowsMulti(out []float32, ostride int, q []float32, qstride, m, width int
 // axpyRowsMulti runs four rows at a time through axpy4RowsAVX2 (16
 // floats at a time; the last width%16 and the last m%4 rows through
 // axpyRows).
-func axpyRowsMulti(y []float32, ystride, m, width int, p []float32, pstride, n int, v []float32, vstride int) {
+func axpyRowsMulti(y []float32, ystride, m, width int, p []float32, pstride, n int, v []float32, vstride int, next []float32) {
 	j := 0
 	if useVecAVX2() {
 		c := width / 16
 		for ; j+4 <= m; j += 4 {
 			if c > 0 {
-				axpy4RowsAVX2(y[j*ystride:], ystride, p[j*pstride:], pstride, n, v, vstride, c)
+				axpy4RowsAVX2(y[j*ystride:], ystride, p[j*pstride:], pstride, n, v, vstride, c, next)
 			}
 			if 16*c < width {
 				for jj := j; jj < j+4; jj++ {

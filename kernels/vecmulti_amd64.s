@@ -7,20 +7,18 @@
 // one-row kernels in vec_amd64.s: only the loads of keys and values are
 // shared between rows, never a sum.
 
-// func dot4RowsAVX2(out []float32, ostride int, q []float32, qstride int, k []float32, kstride, pairs, chunks int, scale float32)
-// For query rows j < 4 (q[j*qstride:], 32*chunks floats) and key rows
+// func dot4RowsAVX2(out []float32, ostride int, q []float32, qstride int, k []float32, kstride, pairs, steps int, scale float32, next []float32)
+// For query rows j < 4 (q[j*qstride:], 16*steps floats) and key rows
 // i < 2*pairs (k[i*kstride:]): out[j*ostride+i] = vecDotAVX2(q_j, k_i) *
-// scale. vecDotAVX2 sums a row of 32*chunks floats in four accumulators,
-// accumulator c taking the 8 floats at 32*s+8*c for s = 0, 1, ...; they
-// are independent, so here accumulator c is computed for all 8 (query,
-// key) pairs of a pair of keys at once (Y0-Y7: 4 query loads and 2 key
-// loads per 8 FMAs), kept on the stack, and the four are then reduced
-// with the additions of vecDotAVX2, all eight pairs in one register
-// (below). Each step prefetches the same part of the key rows
-// eight rows ahead (in decode the key cache streams from memory, and the
-// four strided passes over a pair of rows leave the hardware prefetchers
-// too little to go on); a prefetch past the last key is harmless.
-TEXT ·dot4RowsAVX2(SB), 0, $1024-116
+// scale, bit-identical. vecDotAVX2 sums a row in one accumulator of 8
+// lanes; here the 8 (query, key) accumulators of a pair of keys (Y0-Y7:
+// 4 query loads and 2 key loads per 8 FMAs) take each key row in one
+// pass, 64 bytes per step, and are then reduced with the additions of
+// vecDotAVX2, all eight pairs in one register (below). Each step
+// prefetches the same line of both rows of next, the rows the caller
+// reads after these (kstride floats apart too): in decode the key cache
+// streams from memory.
+TEXT ·dot4RowsAVX2(SB), NOSPLIT, $0-144
 	MOVQ out_base+0(FP), R8
 	MOVQ ostride+24(FP), R9
 	SHLQ $2, R9
@@ -33,17 +31,16 @@ TEXT ·dot4RowsAVX2(SB), 0, $1024-116
 	SHLQ $2, R10
 	MOVQ pairs+96(FP), DX
 	VBROADCASTSS scale+112(FP), Y15
+	MOVQ next_base+120(FP), R15
+	SUBQ DI, R15
 	TESTQ DX, DX
 	JE   d4end
 
 d4pair:
-	XORQ CX, CX
-
-d4col:
-	LEAQ (SI)(CX*1), AX
-	LEAQ (DI)(CX*1), BX
-	LEAQ (BX)(R10*1), R11
-	MOVQ chunks+104(FP), R14
+	MOVQ SI, AX
+	MOVQ DI, BX
+	LEAQ (DI)(R10*1), R11
+	MOVQ steps+104(FP), R14
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -54,8 +51,8 @@ d4col:
 	VXORPS Y7, Y7, Y7
 
 d4step:
-	PREFETCHT0 (BX)(R10*8)
-	PREFETCHT0 (R11)(R10*8)
+	PREFETCHT0 (BX)(R15*1)
+	PREFETCHT0 (R11)(R15*1)
 	VMOVUPS (BX), Y8
 	VMOVUPS (R11), Y9
 	VMOVUPS (AX), Y10
@@ -70,85 +67,47 @@ d4step:
 	VMOVUPS (AX)(R13*1), Y13
 	VFMADD231PS Y8, Y13, Y6
 	VFMADD231PS Y9, Y13, Y7
-	ADDQ $128, AX
-	ADDQ $128, BX
-	ADDQ $128, R11
+	VMOVUPS 32(BX), Y8
+	VMOVUPS 32(R11), Y9
+	VMOVUPS 32(AX), Y10
+	VFMADD231PS Y8, Y10, Y0
+	VFMADD231PS Y9, Y10, Y1
+	VMOVUPS 32(AX)(R12*1), Y11
+	VFMADD231PS Y8, Y11, Y2
+	VFMADD231PS Y9, Y11, Y3
+	VMOVUPS 32(AX)(R12*2), Y12
+	VFMADD231PS Y8, Y12, Y4
+	VFMADD231PS Y9, Y12, Y5
+	VMOVUPS 32(AX)(R13*1), Y13
+	VFMADD231PS Y8, Y13, Y6
+	VFMADD231PS Y9, Y13, Y7
+	ADDQ $64, AX
+	ADDQ $64, BX
+	ADDQ $64, R11
 	DECQ R14
 	JNZ  d4step
-	VMOVUPS Y0, 0(SP)(CX*8)
-	VMOVUPS Y1, 32(SP)(CX*8)
-	VMOVUPS Y2, 64(SP)(CX*8)
-	VMOVUPS Y3, 96(SP)(CX*8)
-	VMOVUPS Y4, 128(SP)(CX*8)
-	VMOVUPS Y5, 160(SP)(CX*8)
-	VMOVUPS Y6, 192(SP)(CX*8)
-	VMOVUPS Y7, 224(SP)(CX*8)
-	ADDQ $32, CX
-	CMPQ CX, $128
-	JL   d4col
 
-	// Reduce the eight pairs at once, each as vecDotAVX2 does: s =
-	// (a0+a1)+(a2+a3) per pair (index 2j+i, its accumulator c at
-	// 32*(2j+i) + 256*c(SP)), then t = s[0:4]+s[4:8] for two pairs at a
-	// time (VPERM2F128 puts their halves side by side), then two
-	// VHADDPS rounds give (t0+t1)+(t2+t3), the same additions as
-	// vecDotAVX2's VEXTRACTF128/VADDPS/VHADDPS/VHADDPS. The lanes come
-	// out as (j, i) = (0,0) (0,1) (1,0) (1,1) | (2,0) (2,1) (3,0) (3,1),
-	// so each query row's two results are stored as one 64-bit pair.
-	VMOVUPS 0(SP), Y0
-	VADDPS 256(SP), Y0, Y0
-	VMOVUPS 512(SP), Y8
-	VADDPS 768(SP), Y8, Y8
-	VADDPS Y8, Y0, Y0
-	VMOVUPS 128(SP), Y1
-	VADDPS 384(SP), Y1, Y1
-	VMOVUPS 640(SP), Y8
-	VADDPS 896(SP), Y8, Y8
-	VADDPS Y8, Y1, Y1
-	VPERM2F128 $0x20, Y1, Y0, Y2
-	VPERM2F128 $0x31, Y1, Y0, Y3
-	VADDPS Y3, Y2, Y4
-	VMOVUPS 32(SP), Y0
-	VADDPS 288(SP), Y0, Y0
-	VMOVUPS 544(SP), Y8
-	VADDPS 800(SP), Y8, Y8
-	VADDPS Y8, Y0, Y0
-	VMOVUPS 160(SP), Y1
-	VADDPS 416(SP), Y1, Y1
-	VMOVUPS 672(SP), Y8
-	VADDPS 928(SP), Y8, Y8
-	VADDPS Y8, Y1, Y1
-	VPERM2F128 $0x20, Y1, Y0, Y2
-	VPERM2F128 $0x31, Y1, Y0, Y3
-	VADDPS Y3, Y2, Y5
-	VHADDPS Y5, Y4, Y12
-	VMOVUPS 64(SP), Y0
-	VADDPS 320(SP), Y0, Y0
-	VMOVUPS 576(SP), Y8
-	VADDPS 832(SP), Y8, Y8
-	VADDPS Y8, Y0, Y0
-	VMOVUPS 192(SP), Y1
-	VADDPS 448(SP), Y1, Y1
-	VMOVUPS 704(SP), Y8
-	VADDPS 960(SP), Y8, Y8
-	VADDPS Y8, Y1, Y1
-	VPERM2F128 $0x20, Y1, Y0, Y2
-	VPERM2F128 $0x31, Y1, Y0, Y3
-	VADDPS Y3, Y2, Y6
-	VMOVUPS 96(SP), Y0
-	VADDPS 352(SP), Y0, Y0
-	VMOVUPS 608(SP), Y8
-	VADDPS 864(SP), Y8, Y8
-	VADDPS Y8, Y0, Y0
-	VMOVUPS 224(SP), Y1
-	VADDPS 480(SP), Y1, Y1
-	VMOVUPS 736(SP), Y8
-	VADDPS 992(SP), Y8, Y8
-	VADDPS Y8, Y1, Y1
-	VPERM2F128 $0x20, Y1, Y0, Y2
-	VPERM2F128 $0x31, Y1, Y0, Y3
-	VADDPS Y3, Y2, Y7
-	VHADDPS Y7, Y6, Y13
+	// Reduce the eight pairs at once, each as vecDotAVX2 does: t = lo +
+	// hi (VPERM2F128 puts the halves of two pairs side by side, query j
+	// and j+2), then two VHADDPS rounds give (t0+t1)+(t2+t3), the
+	// additions of vecDotAVX2's VEXTRACTF128/VADDPS/VHADDPS/VHADDPS. The
+	// lanes come out as (j, i) = (0,0) (0,1) (1,0) (1,1) | (2,0) (2,1)
+	// (3,0) (3,1), so each query row's two results are stored as one
+	// 64-bit pair.
+	VPERM2F128 $0x20, Y4, Y0, Y8
+	VPERM2F128 $0x31, Y4, Y0, Y9
+	VADDPS Y9, Y8, Y8
+	VPERM2F128 $0x20, Y5, Y1, Y9
+	VPERM2F128 $0x31, Y5, Y1, Y10
+	VADDPS Y10, Y9, Y9
+	VHADDPS Y9, Y8, Y12
+	VPERM2F128 $0x20, Y6, Y2, Y8
+	VPERM2F128 $0x31, Y6, Y2, Y9
+	VADDPS Y9, Y8, Y8
+	VPERM2F128 $0x20, Y7, Y3, Y9
+	VPERM2F128 $0x31, Y7, Y3, Y10
+	VADDPS Y10, Y9, Y9
+	VHADDPS Y9, Y8, Y13
 	VHADDPS Y13, Y12, Y0
 	VMULPS Y15, Y0, Y0
 	LEAQ (R9)(R9*2), AX
@@ -166,16 +125,16 @@ d4end:
 	VZEROUPPER
 	RET
 
-// func axpy4RowsAVX2(y []float32, ystride int, p []float32, pstride, n int, v []float32, vstride, chunks int)
+// func axpy4RowsAVX2(y []float32, ystride int, p []float32, pstride, n int, v []float32, vstride, chunks int, next []float32)
 // For rows j < 4 and i = 0, 1, ... n-1 in turn: y_j += p[j*pstride+i] *
 // v[i*vstride:], over the first 16*chunks floats of y_j = y[j*ystride:],
 // each element by the FMAs of axpyRowsAVX2 in the same order. 16 floats
 // of each of the four rows stay in Y0-Y7 while the value rows pass (2
 // loads and 4 broadcasts per 8 FMAs). Each row step prefetches the same
-// 64 bytes of the value row 16 rows ahead (the next block of values in
-// attention), so that block's lines are on their way while this one is
+// 64 bytes of the same row of next (vstride floats apart too): the values
+// (or keys) the caller reads next are on their way while these are
 // summed.
-TEXT ·axpy4RowsAVX2(SB), NOSPLIT, $0-112
+TEXT ·axpy4RowsAVX2(SB), NOSPLIT, $0-136
 	MOVQ y_base+0(FP), DI
 	MOVQ ystride+24(FP), R9
 	SHLQ $2, R9
@@ -187,8 +146,8 @@ TEXT ·axpy4RowsAVX2(SB), NOSPLIT, $0-112
 	MOVQ v_base+72(FP), SI
 	MOVQ vstride+96(FP), R10
 	SHLQ $2, R10
-	MOVQ R10, R11
-	SHLQ $4, R11
+	MOVQ next_base+112(FP), R11
+	SUBQ SI, R11
 	MOVQ chunks+104(FP), CX
 	TESTQ CX, CX
 	JE   a4end

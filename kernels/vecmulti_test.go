@@ -45,6 +45,15 @@ func TestDotAxpyRowsMulti(t *testing.T) {
 							t.Fatalf("%s width %d m %d n %d: DotRowsMulti[%d] = %v, DotRows %v", tierName, width, m, n, i, out[i], want[i])
 						}
 					}
+					// Prefetching other rows (a short slice: only its
+					// address counts) changes nothing.
+					next := append([]float32(nil), orig...)
+					DotRowsMultiNext(next, os, q, qs, m, width, k, ks, n, 0.0625, rnd(3))
+					for i := range next {
+						if math.Float32bits(next[i]) != math.Float32bits(out[i]) {
+							t.Fatalf("%s width %d m %d n %d: DotRowsMultiNext[%d] = %v, DotRowsMulti %v", tierName, width, m, n, i, next[i], out[i])
+						}
+					}
 					twin := append([]float32(nil), orig...)
 					dotRowsMultiGo(twin, os, q, qs, m, width, k, ks, n, 0.0625)
 					for j := 0; j < m; j++ {
@@ -73,6 +82,13 @@ func TestDotAxpyRowsMulti(t *testing.T) {
 					for i := range y {
 						if math.Float32bits(y[i]) != math.Float32bits(wantY[i]) {
 							t.Fatalf("%s width %d m %d n %d: AxpyRowsMulti[%d] = %v, AxpyRows %v", tierName, width, m, n, i, y[i], wantY[i])
+						}
+					}
+					yn := append([]float32(nil), y0...)
+					AxpyRowsMultiNext(yn, ys, m, width, p, ps, n, k, ks, rnd(5))
+					for i := range yn {
+						if math.Float32bits(yn[i]) != math.Float32bits(y[i]) {
+							t.Fatalf("%s width %d m %d n %d: AxpyRowsMultiNext[%d] = %v, AxpyRowsMulti %v", tierName, width, m, n, i, yn[i], y[i])
 						}
 					}
 					twinY := append([]float32(nil), y0...)

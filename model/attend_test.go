@@ -78,39 +78,63 @@ func BenchmarkAttendPrefill512(b *testing.B) { benchAttend(b, 0, 512) }
 func BenchmarkAttendDecode512(b *testing.B) { benchAttend(b, 511, 1) }
 
 // attendRows is Attend as a one-token step computes each row and head on
-// its own: the reference a batch must match bit for bit.
+// its own, from the definition (see Attend): the reference a batch must
+// match bit for bit.
 func (a *Attention) attendRows(b *Batch, li, window int, q, k, v, out []float32) {
 	hd, group := a.HeadDim, a.Heads/a.KVHeads
 	qd, kvd := a.Heads*hd, a.KVHeads*hd
-	scores := make([]float32, b.MaxLen)
+	oc := make([]float32, hd)
 	for t := range b.Tokens {
 		for h := 0; h < a.Heads; h++ {
 			layer := b.Cache[t].Layers[li]
 			pos, f := b.Pos[t], first(b, window, t)
 			cached, row0, kvOff := layer.Len(), b.Row0[t], (h/group)*hd
 			qh := q[t*qd+h*hd : t*qd+(h+1)*hd]
-			sc := scores[:pos+1-f]
-			for i := range sc {
-				p := f + i
+			key := func(p int) []float32 {
 				if p < cached {
-					sc[i] = kernels.VecDot(qh, layer.Key(p)[kvOff:kvOff+hd]) * a.Scale
-				} else {
-					r := row0 + p - cached
-					sc[i] = kernels.VecDot(qh, k[r*kvd+kvOff:r*kvd+kvOff+hd]) * a.Scale
+					return layer.Key(p)[kvOff : kvOff+hd]
 				}
+				r := row0 + p - cached
+				return k[r*kvd+kvOff : r*kvd+kvOff+hd]
 			}
-			kernels.Softmax(sc)
+			value := func(p int) []float32 {
+				if p < cached {
+					return layer.Value(p)[kvOff : kvOff+hd]
+				}
+				r := row0 + p - cached
+				return v[r*kvd+kvOff : r*kvd+kvOff+hd]
+			}
 			oh := out[t*qd+h*hd : t*qd+(h+1)*hd]
-			clear(oh)
-			for i := range sc {
-				p := f + i
-				if p < cached {
-					kernels.VecAxpy(oh, layer.Value(p)[kvOff:kvOff+hd], sc[i])
-				} else {
-					r := row0 + p - cached
-					kernels.VecAxpy(oh, v[r*kvd+kvOff:r*kvd+kvOff+hd], sc[i])
+			var m float32
+			var l float64
+			for s := f; s <= pos; {
+				e := min(pos+1, (s/attnChunk+1)*attnChunk) // the rest of s's chunk
+				sc := make([]float32, e-s)
+				for i := range sc {
+					sc[i] = kernels.VecDot(qh, key(s+i)) * a.Scale
 				}
+				mc, lc := kernels.ExpMax(sc)
+				clear(oc)
+				for i := range sc {
+					kernels.VecAxpy(oc, value(s+i), sc[i])
+				}
+				if s == f {
+					copy(oh, oc)
+					m, l = mc, lc
+				} else {
+					mx := max(m, mc)
+					ra := float32(math.Exp(float64(m) - float64(mx)))
+					rb := float32(math.Exp(float64(mc) - float64(mx)))
+					if ra != 1 {
+						kernels.Scale(oh, ra)
+					}
+					kernels.VecAxpy(oh, oc, rb)
+					l = l*float64(ra) + lc*float64(rb)
+					m = mx
+				}
+				s = e
 			}
+			kernels.Scale(oh, float32(1/l))
 		}
 	}
 }
@@ -133,13 +157,21 @@ func TestAttendMatchesRows(t *testing.T) {
 		{4, 1, 33, 10, []int{25}, []int{23}},
 		{2, 1, 8, 0, []int{0}, []int{3}},
 		{8, 2, 256, 0, []int{1}, []int{1}},
+		// Several chunks of attnChunk positions: decode steps, a prompt
+		// that crosses a chunk boundary, sliding windows that start
+		// inside a chunk, and sequences of a mixed batch that split.
+		{8, 2, 256, 0, []int{300}, []int{1}},
+		{8, 2, 256, 200, []int{700}, []int{1}},
+		{8, 2, 64, 0, []int{100}, []int{60}},
+		{4, 2, 32, 150, []int{260, 0, 5}, []int{3, 300, 1}},
+		{6, 3, 40, 130, []int{0, 513}, []int{140, 2}},
 	} {
 		c := newAttendCase(r, tc.heads, tc.kvHeads, tc.hd, tc.window, tc.cached, tc.added)
 		want := c.out()
 		c.a.attendRows(c.b, 0, c.window, c.q, c.k, c.v, want)
-		// One thread takes whole groups of heads; 64 have more threads
-		// than tiles, so each head gets its own.
-		for _, threads := range []int{1, 64} {
+		// One thread computes whole tiles; 2 and 64 split the chunks of
+		// few tiles across threads (and 64 splits their KV heads too).
+		for _, threads := range []int{1, 2, 64} {
 			kernels.SetThreads(threads)
 			got := c.out()
 			c.a.Attend(c.b, 0, c.window, c.q, c.k, c.v, got)
@@ -149,6 +181,66 @@ func TestAttendMatchesRows(t *testing.T) {
 					break
 				}
 			}
+		}
+	}
+	kernels.SetThreads(0)
+}
+
+// TestAttendAccuracy compares Attend with softmax attention computed in
+// float64: the chunked softmax must not cost more than float32 rounding.
+func TestAttendAccuracy(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, tc := range []struct {
+		window, cached, added int
+	}{{0, 0, 200}, {0, 1000, 1}, {300, 1000, 3}, {0, 127, 2}} {
+		c := newAttendCase(r, 8, 2, 64, tc.window, []int{tc.cached}, []int{tc.added})
+		a, b := c.a, c.b
+		hd, qd, kvd := a.HeadDim, a.Heads*a.HeadDim, a.KVHeads*a.HeadDim
+		layer := b.Cache[0].Layers[0]
+		for _, threads := range []int{1, 2} {
+			kernels.SetThreads(threads)
+			got := c.out()
+			a.Attend(b, 0, c.window, c.q, c.k, c.v, got)
+			worst := 0.0
+			for row := range b.Tokens {
+				for h := 0; h < a.Heads; h++ {
+					kvOff := h / (a.Heads / a.KVHeads) * hd
+					vec := func(p int, cache func(int) []float32, step []float32) []float32 {
+						if p < layer.Len() {
+							return cache(p)[kvOff : kvOff+hd]
+						}
+						r := p - layer.Len()
+						return step[r*kvd+kvOff : r*kvd+kvOff+hd]
+					}
+					f := first(b, c.window, row)
+					var sc []float64
+					mx := math.Inf(-1)
+					for p := f; p <= b.Pos[row]; p++ {
+						var d float64
+						for i, kx := range vec(p, layer.Key, c.k) {
+							d += float64(c.q[row*qd+h*hd+i]) * float64(kx)
+						}
+						sc = append(sc, d*float64(a.Scale))
+						mx = math.Max(mx, d*float64(a.Scale))
+					}
+					var sum float64
+					for i := range sc {
+						sc[i] = math.Exp(sc[i] - mx)
+						sum += sc[i]
+					}
+					for i := 0; i < hd; i++ {
+						var want float64
+						for j := range sc {
+							want += sc[j] / sum * float64(vec(f+j, layer.Value, c.v)[i])
+						}
+						worst = math.Max(worst, math.Abs(float64(got[row*qd+h*hd+i])-want))
+					}
+				}
+			}
+			if worst > 2e-6 {
+				t.Errorf("%+v, %d threads: max |attend - float64| = %g", tc, threads, worst)
+			}
+			t.Logf("%+v, %d threads: max |attend - float64| = %g", tc, threads, worst)
 		}
 	}
 	kernels.SetThreads(0)
