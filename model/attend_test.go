@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/siskin-ml/siskin/internal/cputime"
 	"github.com/siskin-ml/siskin/kernels"
 	"github.com/siskin-ml/siskin/kv"
 )
@@ -63,13 +64,13 @@ func benchAttend(b *testing.B, cached, added int) {
 	c := newAttendCase(rand.New(rand.NewPCG(1, 2)), 8, 2, 256, 512, []int{cached}, []int{added})
 	out := c.out()
 	b.ResetTimer()
-	cpu := cpuTime()
+	cpu := cputime.Process()
 	for i := 0; i < b.N; i++ {
 		c.a.Attend(c.b, 0, c.window, c.q, c.k, c.v, out)
 	}
 	b.ReportMetric(float64(b.N*added)/b.Elapsed().Seconds(), "tok/s")
 	if cpu > 0 {
-		b.ReportMetric(float64(cpuTime()-cpu)/float64(b.N), "cpu-ns/op")
+		b.ReportMetric(float64(cputime.Process()-cpu)/float64(b.N), "cpu-ns/op")
 	}
 }
 
@@ -263,7 +264,7 @@ func BenchmarkAttendDecodeModel2048(b *testing.B) {
 	}
 	out := cases[0].out()
 	b.ResetTimer()
-	cpu := cpuTime()
+	cpu := cputime.Process()
 	for i := 0; i < b.N; i++ {
 		for _, c := range cases {
 			c.a.Attend(c.b, 0, c.window, c.q, c.k, c.v, out)
@@ -271,6 +272,6 @@ func BenchmarkAttendDecodeModel2048(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1e6, "ms/tok")
 	if cpu > 0 {
-		b.ReportMetric(float64(cpuTime()-cpu)/float64(b.N), "cpu-ns/op")
+		b.ReportMetric(float64(cputime.Process()-cpu)/float64(b.N), "cpu-ns/op")
 	}
 }

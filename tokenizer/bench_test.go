@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/siskin-ml/siskin/internal/cputime"
 	"github.com/siskin-ml/siskin/internal/testdata"
 )
 
@@ -72,14 +73,14 @@ func BenchmarkEncodeQwen3Mixed(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			b.SetBytes(int64(len(mixedText)))
 			runtime.GC() // the loading's garbage is not encoding's cost
-			cpu := cpuTime()
+			cpu := cputime.Process()
 			for b.Loop() {
 				c.tk.cache = newWordCache()
 				c.tk.Encode(mixedText, EncodeOptions{ParseSpecial: true})
 			}
 			// MB/s per CPU second as well: on a shared machine the
 			// wall-clock figure mostly measures the neighbours.
-			if cpu := cpuTime() - cpu; cpu > 0 {
+			if cpu := cputime.Process() - cpu; cpu > 0 {
 				b.ReportMetric(float64(b.N*len(mixedText))/cpu.Seconds()/1e6, "MB/cpu-s")
 			}
 		})

@@ -169,7 +169,8 @@ func verify(f *gguf.File, sealed func(tableCRC uint32) bool) verdict {
 			return verdict{reason: "corrupt: nonzero padding after the checksum table"}
 		}
 	}
-	v := verdict{tableCRC: tableCRC(table.Data), full: sealed == nil || !sealed(tableCRC(table.Data))}
+	v := verdict{tableCRC: tableCRC(table.Data)}
+	v.full = sealed == nil || !sealed(v.tableCRC)
 	if !v.full {
 		chunks = chunks[:1]
 	}

@@ -1,7 +1,0 @@
-//go:build !linux
-
-package model
-
-import "time"
-
-func cpuTime() time.Duration { return 0 }
