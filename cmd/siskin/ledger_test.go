@@ -11,7 +11,7 @@ import (
 
 func TestLedgerCommandJSON(t *testing.T) {
 	model := testdata.Path(t, "llm", "tiny", "models", "spark2_5-tiny-q4_0.gguf")
-	out, err := siskin(t, "ledger", "-m", model, "--ctx", "64", "-n", "4", "--json")
+	out, err := siskinProcess(t, "ledger", "-m", model, "--ctx", "64", "-n", "4", "--json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,9 +44,11 @@ func TestLedgerCommandJSON(t *testing.T) {
 	if e, _ := r.Find("KV layer 3 (full)"); e.Bytes < 64*128*4*2 {
 		t.Errorf("full KV layer: %d bytes, want at least %d", e.Bytes, 64*128*4*2)
 	}
-	// The issue asks for under 1% unattributed. The test binary shares its
-	// process with other tests and a busy machine, so the bound here is
-	// looser; `siskin ledger` on its own measures well under 1%.
+	// The issue asks for under 1% unattributed, of a 1.7B model's RSS. The
+	// command runs in a process of its own, so no other test's memory is
+	// counted; but this model's RSS is ~25 MiB, where the few hundred KiB
+	// the runtime may move between reading RSS and walking the entries
+	// (measured 0.1-2.2% here, most on a cold weight cache) is already a percent: hence 3%.
 	t.Logf("RSS %d, unattributed %d (%.3f%%)", r.RSSBytes, r.UnattributedBytes, 100*r.UnattributedShare)
 	if !raceEnabled && r.RSSBytes > 0 && (r.UnattributedShare > 0.03 || r.UnattributedShare < -0.03) {
 		t.Errorf("unattributed share %.4f", r.UnattributedShare)

@@ -2,7 +2,10 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
+	"fmt"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
@@ -118,6 +121,9 @@ func TestCLIErrors(t *testing.T) {
 // TestMain keeps the weight cache of commands run by the tests out of
 // the user's cache directory.
 func TestMain(m *testing.M) {
+	if args := os.Getenv(mainArgsEnv); args != "" {
+		os.Exit(runMain(args))
+	}
 	dir, err := os.MkdirTemp("", "siskin-weight-cache-")
 	if err != nil {
 		panic(err)
@@ -126,4 +132,42 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// mainArgsEnv, when set to a JSON array of arguments, makes the test
+// binary run that siskin command instead of the tests (siskinProcess).
+const mainArgsEnv = "SISKIN_TEST_MAIN_ARGS"
+
+func runMain(args string) int {
+	var a []string
+	if err := json.Unmarshal([]byte(args), &a); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	root := rootCmd()
+	root.SetArgs(a)
+	if err := root.Execute(); err != nil {
+		return 1
+	}
+	return 0
+}
+
+// siskinProcess runs a siskin command in a process of its own (this test
+// binary, re-executed), for measurements such as RSS that other tests in
+// the same process would disturb. It returns standard output.
+func siskinProcess(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	a, err := json.Marshal(args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), mainArgsEnv+"="+string(a))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return string(out), fmt.Errorf("%v: %s", err, stderr.String())
+	}
+	return string(out), nil
 }
