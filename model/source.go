@@ -64,6 +64,11 @@ type Role struct {
 	Tied          bool // the model's output head is its token embedding
 }
 
+// LookupOnly reports whether the weight is only ever read by rows: a
+// token embedding not tied to the output head, which no kernel
+// multiplies (so it is not packed).
+func (r Role) LookupOnly() bool { return r.Name == "token_embd.weight" && !r.Tied }
+
 // Open opens a .gguf file or a Hugging Face folder.
 func Open(path string) (*Source, error) {
 	st, err := os.Stat(path)
