@@ -31,9 +31,16 @@ func (l *Loader) Matrix(n Names, layer, rows, cols int) *tensor.Matrix {
 	}
 	r := Role{Name: n.GGUF, Layer: layer, Layers: l.Layers, Tied: l.Tied}
 	if ws := l.Source.Weights; ws != nil {
+		src := m
 		if m, err = ws.Matrix(m, r); err != nil {
 			l.Err = err
 			return nil
+		}
+		if m != src {
+			// Converted: the file's bytes were read once (on a miss) and
+			// are not needed again; without this a cold start keeps the
+			// whole source resident beside the converted weights.
+			l.Source.Release(src.Data)
 		}
 	} else if !r.LookupOnly() {
 		// The fast kernels stream a repacked copy.

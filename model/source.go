@@ -117,6 +117,18 @@ func (s *Source) Close() error {
 	return nil
 }
 
+// Release lets the OS drop the resident pages of data, bytes of the
+// source's mapped files that will not be read again (a weight converted
+// at load); bytes outside them are left alone.
+func (s *Source) Release(data []byte) {
+	if s.GGUF != nil {
+		s.GGUF.Release(data)
+	}
+	if s.HF != nil {
+		s.HF.Release(data)
+	}
+}
+
 // Arch is general.architecture (GGUF) or model_type (config.json).
 func (s *Source) Arch() string {
 	if s.GGUF != nil {
