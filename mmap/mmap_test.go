@@ -42,7 +42,7 @@ func TestRelease(t *testing.T) {
 		if got := ledger.Resident(data[9*page : 39*page : 39*page]); got != 0 {
 			t.Errorf("%d bytes of released pages resident", got)
 		}
-		if got := ledger.Resident(data[:8*page:8*page]); got != int64(8*page) {
+		if got := ledger.Resident(data[: 8*page : 8*page]); got != int64(8*page) {
 			t.Errorf("%d of %d bytes before the range resident", got, 8*page)
 		}
 	}
