@@ -141,6 +141,10 @@ func (f *File) Close() error {
 	return err
 }
 
+// Release lets the OS drop the mapped pages wholly inside b (see
+// mmap.File.Release).
+func (f *File) Release(b []byte) { f.m.Release(b) }
+
 // Bytes is the whole file as parsed (the mapping, for Open: not to be
 // used after Close).
 func (f *File) Bytes() []byte { return f.data }

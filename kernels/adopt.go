@@ -43,9 +43,13 @@ func Packed(w *tensor.Matrix) []byte {
 // and shape in this tier (as returned by Packed), as w's packed copy
 // without copying it. data must stay valid and unchanged until Release(w)
 // and is not counted in PreparedBytes (the caller accounts for it, e.g.
-// as a mapped file).
+// as a mapped file). When w.Data is nil, data is w's only copy.
 func Adopt(w *tensor.Matrix, data []byte) error {
-	checkWeights(w)
+	if w.Data == nil {
+		checkShape(w)
+	} else {
+		checkWeights(w)
+	}
 	p := plan(w)
 	if p == nil {
 		return fmt.Errorf("kernels: %s: %s weights are not packed in the %s tier", w.Name, w.Type, Tier())
@@ -53,7 +57,7 @@ func Adopt(w *tensor.Matrix, data []byte) error {
 	if len(data) != p.groups*p.gstride {
 		return fmt.Errorf("kernels: %s: %d packed bytes, want %d for %dx%d %s", w.Name, len(data), p.groups*p.gstride, w.Rows, w.Cols, w.Type)
 	}
-	p.data, p.adopted = data, true
+	p.data, p.adopted, p.only = data, true, w.Data == nil
 	register(w, p)
 	return nil
 }

@@ -26,14 +26,17 @@ func isFloat(t tensor.Type) bool {
 
 // MatVecFloat sets out[r] = Dot(w.Type, w.Row(r), x) for every row: the
 // float-activation reference for any weight type (always the generic
-// code).
+// code; a matrix held only packed is read row by row through Row).
 func MatVecFloat(out []float32, w *tensor.Matrix, x []float32) {
 	checkMatrix(w, 1, x, out)
 	dot := dotFunc(w.Type)
-	stride := w.RowStride()
 	parallelFor(funcTask(func(lo, hi int) {
+		var buf []byte
+		if len(w.Data) == 0 {
+			buf = make([]byte, w.RowStride())
+		}
 		for r := lo; r < hi; r++ {
-			out[r] = dot(w.Data[r*stride:(r+1)*stride], x)
+			out[r] = dot(Row(buf, w, r), x)
 		}
 	}), w.Rows, w.Cols, 1)
 }

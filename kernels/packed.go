@@ -31,6 +31,10 @@ import (
 // read its original bytes (an mmapped file's pages can be dropped by the
 // OS), but the Matrix still refers to them, so Dequantize, Row and the
 // float path keep working.
+//
+// A matrix may also have only its packed copy (Data nil; packonly.go):
+// weights converted at load are never held row-major twice. Row then
+// unpacks the rows that row-wise readers (an embedding lookup) need.
 
 // packedKernel is one tier's kernel for prepared weights of one type.
 type packedKernel struct {
@@ -55,6 +59,7 @@ type prepared struct {
 	pk                 *packedKernel
 	data               []byte // the packed groups
 	adopted            bool   // data came from Adopt (not counted in preparedBytes)
+	only               bool   // data is the matrix's only copy (w.Data is nil)
 	blocks, gstride    int    // blocks per row, bytes per group of 8 rows
 	groups, fullGroups int    // groups, and groups whose 8 rows all exist
 }
@@ -103,7 +108,8 @@ func Prepare(w *tensor.Matrix) *tensor.Matrix {
 }
 
 // Release drops w's packed copy (if any); MatMul on w then reads w.Data
-// with the row-major kernels.
+// with the row-major kernels (a matrix that had only its packed copy
+// can no longer be used).
 func Release(w *tensor.Matrix) {
 	registryMu.Lock()
 	if old, ok := registry.LoadAndDelete(w); ok && !old.(*prepared).adopted {
@@ -123,20 +129,50 @@ func IsPrepared(w *tensor.Matrix) bool { return lookupPrepared(w) != nil }
 // lookupPrepared returns w's packed copy if it was made for the current
 // tier and w still has the shape and data it was made from.
 func lookupPrepared(w *tensor.Matrix) *prepared {
+	p := registered(w)
+	if p == nil || p.tier != tier(current.Load()) {
+		return nil
+	}
+	return p
+}
+
+// registered returns w's packed copy, made in any tier, if w still has
+// the shape and data it was made from.
+func registered(w *tensor.Matrix) *prepared {
 	v, ok := registry.Load(w)
 	if !ok {
 		return nil
 	}
 	p := v.(*prepared)
-	if p.tier != tier(current.Load()) || p.typ != w.Type || p.rows != w.Rows || p.cols != w.Cols ||
+	if p.typ != w.Type || p.rows != w.Rows || p.cols != w.Cols ||
 		p.src != unsafe.SliceData(w.Data) || p.srcLen != len(w.Data) {
 		return nil
 	}
 	return p
 }
 
-// checkWeights panics unless w's data matches its type and shape.
+// checkWeights panics unless w's data matches its type and shape, or w
+// has only a packed copy, made in the tier in use.
 func checkWeights(w *tensor.Matrix) {
+	stride := checkShape(w)
+	if len(w.Data) == stride*w.Rows {
+		return
+	}
+	if len(w.Data) == 0 {
+		if p := registered(w); p != nil && p.only {
+			if p.tier != tier(current.Load()) {
+				// Its only copy is in another tier's layout.
+				panic(fmt.Sprintf("kernels: %s: packed for the %s tier only, %s in use", w.Name, p.tier, Tier()))
+			}
+			return
+		}
+	}
+	panic(fmt.Sprintf("kernels: %s: %d bytes of data for %dx%d %s", w.Name, len(w.Data), w.Rows, w.Cols, w.Type))
+}
+
+// checkShape panics unless w's type is supported and its rows are whole
+// blocks; it returns the bytes per row.
+func checkShape(w *tensor.Matrix) int {
 	if !w.Type.Supported() {
 		panic(fmt.Sprintf("kernels: %s: unsupported weight type %s", w.Name, w.Type))
 	}
@@ -144,9 +180,7 @@ func checkWeights(w *tensor.Matrix) {
 	if err != nil {
 		panic(fmt.Sprintf("kernels: %s: %v", w.Name, err))
 	}
-	if len(w.Data) != stride*w.Rows {
-		panic(fmt.Sprintf("kernels: %s: %d bytes of data for %dx%d %s", w.Name, len(w.Data), w.Rows, w.Cols, w.Type))
-	}
+	return stride
 }
 
 // Blocking of the packed products for n > 1: groups are taken

@@ -5,6 +5,7 @@ package mmap
 import (
 	"fmt"
 	"os"
+	"unsafe"
 )
 
 // File is a read-only memory mapping of a whole file.
@@ -40,6 +41,27 @@ func Open(path string) (*File, error) {
 		return nil, fmt.Errorf("%s: mmap: %w", path, err)
 	}
 	return &File{path: path, data: data, f: f}, nil
+}
+
+// Release tells the OS the process no longer needs the pages wholly
+// inside b, a range of the mapping (bytes read once, e.g. weights
+// converted at load): they leave the resident set, the page cache keeps
+// them, and a later read faults them back in. It does nothing for a b
+// outside the mapping, or where the file was read onto the heap.
+func (m *File) Release(b []byte) {
+	if m == nil || len(b) == 0 || len(m.data) == 0 {
+		return
+	}
+	base := uintptr(unsafe.Pointer(unsafe.SliceData(m.data)))
+	off := int(uintptr(unsafe.Pointer(unsafe.SliceData(b))) - base)
+	if off < 0 || off > len(m.data)-len(b) {
+		return
+	}
+	page := os.Getpagesize()
+	lo, hi := (off+page-1)/page*page, (off+len(b))/page*page
+	if lo < hi {
+		release(m.data[lo:hi])
+	}
 }
 
 // Data returns the mapped bytes. They stay valid until Close.

@@ -29,16 +29,25 @@ func (l *Loader) Matrix(n Names, layer, rows, cols int) *tensor.Matrix {
 		l.Err = err
 		return nil
 	}
+	r := Role{Name: n.GGUF, Layer: layer, Layers: l.Layers, Tied: l.Tied}
 	if ws := l.Source.Weights; ws != nil {
-		if m, err = ws.Matrix(m, Role{Name: n.GGUF, Layer: layer, Layers: l.Layers, Tied: l.Tied}); err != nil {
+		src := m
+		if m, err = ws.Matrix(m, r); err != nil {
 			l.Err = err
 			return nil
 		}
-	} else {
+		if m != src {
+			// Converted: the file's bytes were read once (on a miss) and
+			// are not needed again; without this a cold start keeps the
+			// whole source resident beside the converted weights.
+			l.Source.Release(src.Data)
+		}
+	} else if !r.LookupOnly() {
 		// The fast kernels stream a repacked copy.
 		kernels.Prepare(m)
 	}
-	l.Bytes += int64(len(m.Data))
+	// The row-major size, also for a matrix held only packed.
+	l.Bytes += int64(m.RowStride()) * int64(m.Rows)
 	if kernels.IsPrepared(m) {
 		// The Source releases the packed copy on Close.
 		l.Source.prepared = append(l.Source.prepared, m)
@@ -58,11 +67,4 @@ func (l *Loader) Vector(n Names, layer, size int) []float32 {
 	}
 	l.Bytes += int64(4 * size)
 	return v
-}
-
-// Rows is a zero-copy view of n rows of w starting at row r; it splits
-// fused projections.
-func Rows(w *tensor.Matrix, r, n int) *tensor.Matrix {
-	s := w.RowStride()
-	return &tensor.Matrix{Name: w.Name, Type: w.Type, Rows: n, Cols: w.Cols, Data: w.Data[r*s : (r+n)*s]}
 }

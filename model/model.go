@@ -69,11 +69,16 @@ func (c *Config) CheckTokens(tokens []int) error {
 }
 
 // Embed writes the embedding rows of tokens into x ([n][cols]),
-// dequantizing whatever type the table is stored in.
+// dequantizing whatever type the table is stored in (a table tied to the
+// output head may be held only packed: kernels.Row unpacks its rows).
 func Embed(x []float32, table *tensor.Matrix, tokens []int) {
+	var buf []byte
+	if len(table.Data) == 0 {
+		buf = make([]byte, table.RowStride())
+	}
 	for i, t := range tokens {
 		row := x[i*table.Cols : (i+1)*table.Cols]
-		if err := tensor.Dequantize(row, table.Type, table.Row(t)); err != nil {
+		if err := tensor.Dequantize(row, table.Type, kernels.Row(buf, table, t)); err != nil {
 			panic(err) // the table's shape was checked at load
 		}
 	}

@@ -64,6 +64,11 @@ type Role struct {
 	Tied          bool // the model's output head is its token embedding
 }
 
+// LookupOnly reports whether the weight is only ever read by rows: a
+// token embedding not tied to the output head, which no kernel
+// multiplies (so it is not packed).
+func (r Role) LookupOnly() bool { return r.Name == "token_embd.weight" && !r.Tied }
+
 // Open opens a .gguf file or a Hugging Face folder.
 func Open(path string) (*Source, error) {
 	st, err := os.Stat(path)
@@ -110,6 +115,18 @@ func (s *Source) Close() error {
 		return s.HF.Close()
 	}
 	return nil
+}
+
+// Release lets the OS drop the resident pages of data, bytes of the
+// source's mapped files that will not be read again (a weight converted
+// at load); bytes outside them are left alone.
+func (s *Source) Release(data []byte) {
+	if s.GGUF != nil {
+		s.GGUF.Release(data)
+	}
+	if s.HF != nil {
+		s.HF.Release(data)
+	}
 }
 
 // Arch is general.architecture (GGUF) or model_type (config.json).

@@ -157,6 +157,14 @@ func (c *Checkpoint) Files() []*File {
 	return append([]*File(nil), c.files...)
 }
 
+// Release lets the OS drop the mapped pages wholly inside b, bytes of
+// one shard (see mmap.File.Release).
+func (c *Checkpoint) Release(b []byte) {
+	for _, f := range c.files {
+		f.m.Release(b)
+	}
+}
+
 // Close unmaps every shard; tensor data becomes invalid.
 func (c *Checkpoint) Close() error {
 	var errs []error

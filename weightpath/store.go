@@ -21,19 +21,25 @@ import (
 )
 
 // The cache file is a GGUF file (siskin's own: other readers do not know
-// the weight-path types) holding, for each matrix, its converted
-// row-major bytes (when the path converts it) under the tensor's name and
-// the kernels' packed bytes (when the tier packs it) under name+".packed"
-// as a 1-D I8 array, 64-byte aligned, then a table of checksums of all
-// the bytes before it (checksum.go), which Open checks before anything
-// in the file is used: every byte, unless a seal beside the file says it
-// is unchanged since it was written or last checked in full (seal.go).
-// Metadata records what it was made from and for. A file that fails a
-// check is a logged miss, and is rebuilt.
+// the weight-path types) holding each matrix once, in the one form the
+// kernels in use read it: when the tier packs the matrix's type, the
+// packed bytes under name+".packed" as a 1-D I8 array (a converted
+// matrix is then held only packed: kernels.Row unpacks the rows an
+// embedding lookup needs); otherwise, when the path converts it, its
+// row-major bytes under the tensor's name (an untied token embedding is
+// never packed: only its rows are read). Tensors are 64-byte aligned and
+// followed by a table of checksums of all the bytes before it
+// (checksum.go), which Open checks before anything in the file is used:
+// every byte, unless a seal beside the file says it is unchanged since
+// it was written or last checked in full (seal.go). Metadata records
+// what it was made from and for, including the kernels' layout key
+// (tier, packed layout, the types packed), which decides each matrix's
+// form. A file that fails a check is a logged miss, and is rebuilt.
 
 // formatVersion changes whenever the cache file's layout changes (2: the
-// checksum table covers every byte, replacing per-tensor checksums).
-const formatVersion = 2
+// checksum table covers every byte, replacing per-tensor checksums; 3:
+// each matrix once, packed or row-major).
+const formatVersion = 3
 
 const (
 	keyVersion     = "siskin.weight_cache.version"
@@ -42,6 +48,10 @@ const (
 	keyPath        = "siskin.weight_cache.weight_path"
 	keyLayout      = "siskin.weight_cache.layout"
 	packedSuffix   = ".packed"
+	// keyPackedType+name is the weight type and shape a packed tensor
+	// holds, as "Q4_K [cols rows]" (the size alone does not tell: W4A8
+	// and Q4_K pack to the same bytes).
+	keyPackedType = "siskin.weight_cache.packed_type."
 )
 
 // Options configure a Store.
@@ -84,6 +94,8 @@ type Store struct {
 	mu        sync.Mutex
 	pending   []pendingTensor
 	converted int64 // heap bytes of converted row-major weights
+	packed    int64 // heap bytes of packed copies made at this start
+	bad       bool  // the mapped cache could not supply every matrix
 	matrices  int
 	start     time.Time
 }
@@ -93,7 +105,11 @@ type pendingTensor struct {
 	typ  tensor.Type
 	dims []uint64
 	data []byte
+	of   string // what packed bytes hold (packedOf)
 }
+
+// packedOf describes the matrix a packed tensor holds.
+func packedOf(w *tensor.Matrix) string { return fmt.Sprintf("%s [%d %d]", w.Type, w.Cols, w.Rows) }
 
 // Open prepares a Store for the model at src (a GGUF file or Hugging
 // Face folder). A cache file that cannot be used is a miss, not an error;
@@ -160,20 +176,15 @@ func (s *Store) identity() [][2]string {
 		{keyVersion, fmt.Sprintf("%d.%d", formatVersion, policyVersion)},
 		{keyFingerprint, s.fingerprint},
 		{keyPath, s.opt.Path},
-		{keyLayout, layoutTag()},
+		{keyLayout, kernels.LayoutKey()},
 	}
 }
 
-// layoutTag names the kernels' packed layout in use (tier and version),
-// or "rowmajor" when the tier packs nothing.
-func layoutTag() string {
-	for _, t := range []tensor.Type{tensor.Q4_0, tensor.Q8_0, tensor.Q4_K, tensor.W4A8} {
-		if l := kernels.PackedLayout(t); l != "" {
-			return l
-		}
-	}
-	return "rowmajor-" + kernels.Tier()
-}
+// layoutTag is the short name of the kernels' layout in the file name
+// (tier and packed layout version): each tier keeps its own file, so
+// alternating tiers do not rebuild one file; the metadata holds the full
+// key.
+func layoutTag() string { return strings.Fields(kernels.LayoutKey())[0] }
 
 // openCache maps the cache file and checks it (its format version, its
 // bytes against their checksums, then what it was made from and for), or
@@ -256,70 +267,115 @@ func (s *Store) ConvertedBytes() int64 {
 
 // Matrix returns the matrix the kernels should use for m (a weight as
 // the source holds it): converted to the weight path and prepared
-// (packed) for the kernels, from the cache when it holds it.
+// (packed) for the kernels, from the cache when it holds it. A converted
+// matrix the kernels read packed is held only packed (nil Data).
 func (s *Store) Matrix(m *tensor.Matrix, r model.Role) (*tensor.Matrix, error) {
 	target := Target(s.opt.Path, r, m.Type, m.Cols)
+	pack := packs(m, r, target)
 	if s.cache != nil {
-		if w, ok, err := s.fromCache(m, target); ok || err != nil {
-			return w, err
+		w, reason := s.fromCache(m, target, pack)
+		if reason == "" {
+			return w, nil
 		}
-		// The cache lacks this matrix (it was made without it): convert
-		// it now; the cache is not rewritten for one matrix.
-		s.opt.Log.Warn("weight cache lacks a tensor; converting it at this start", "file", s.file, "tensor", m.Name)
+		// The file does not hold this matrix as the kernels need it:
+		// convert it now, and drop the file at Finish so that the next
+		// start rebuilds it whole.
+		s.opt.Log.Warn("weight cache cannot supply a tensor; converting it at this start", "file", s.file, "tensor", m.Name, "reason", reason)
+		s.mu.Lock()
+		s.bad = true
+		s.mu.Unlock()
 	}
 	w := m
-	if target != m.Type {
+	var packed []byte
+	switch {
+	case target == m.Type && pack:
+		kernels.Prepare(w)
+		packed = kernels.Packed(w)
+	case target != m.Type:
+		var k *kernels.Packer
+		if pack {
+			k = kernels.NewPacker(target, m.Rows, m.Cols)
+		}
 		var err error
-		if w, err = convert(m, target); err != nil {
+		if w, err = convert(m, target, k); err != nil {
 			return nil, err
 		}
+		if k != nil {
+			packed = k.Data()
+		}
 	}
-	kernels.Prepare(w)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.matrices++
-	if w != m {
+	if w != m && packed == nil {
 		s.converted += int64(len(w.Data))
-		s.pending = append(s.pending, pendingTensor{w.Name, w.Type, []uint64{uint64(w.Cols), uint64(w.Rows)}, w.Data})
+		s.pending = append(s.pending, pendingTensor{w.Name, w.Type, []uint64{uint64(w.Cols), uint64(w.Rows)}, w.Data, ""})
 	}
-	if p := kernels.Packed(w); p != nil {
-		s.pending = append(s.pending, pendingTensor{w.Name + packedSuffix, tensor.I8, []uint64{uint64(len(p))}, p})
+	if packed != nil {
+		s.packed += int64(len(packed))
+		s.pending = append(s.pending, pendingTensor{w.Name + packedSuffix, tensor.I8, []uint64{uint64(len(packed))}, packed, packedOf(w)})
 	}
 	return w, nil
 }
 
-func (s *Store) fromCache(m *tensor.Matrix, target tensor.Type) (*tensor.Matrix, bool, error) {
-	w := m
-	if target != m.Type {
+// packs reports whether the kernels read m, converted to target, packed:
+// the tier packs that type and the matrix is multiplied (not only looked
+// up by rows).
+func packs(m *tensor.Matrix, r model.Role, target tensor.Type) bool {
+	return !r.LookupOnly() && m.Rows > 0 && m.Cols > 0 && kernels.PackedLayout(target) != ""
+}
+
+// fromCache returns m as the cache holds it for the kernels, or why it
+// cannot.
+func (s *Store) fromCache(m *tensor.Matrix, target tensor.Type, pack bool) (*tensor.Matrix, string) {
+	if !pack {
+		if target == m.Type {
+			return m, ""
+		}
 		t, ok := s.cache.Tensor(m.Name)
 		if !ok {
-			return nil, false, nil
+			return nil, "no row-major " + m.Name
 		}
 		if t.Type != target || len(t.Dims) != 2 || t.Dims[0] != uint64(m.Cols) || t.Dims[1] != uint64(m.Rows) {
-			return nil, false, fmt.Errorf("%s: tensor %s is %s %v, want %s [%d %d]", s.file, m.Name, t.Type, t.Dims, target, m.Cols, m.Rows)
+			return nil, fmt.Sprintf("tensor %s is %s %v, want %s [%d %d]", m.Name, t.Type, t.Dims, target, m.Cols, m.Rows)
 		}
-		w = &tensor.Matrix{Name: m.Name, Type: t.Type, Rows: m.Rows, Cols: m.Cols, Data: t.Data}
-	}
-	if kernels.PackedLayout(w.Type) == "" {
-		return w, true, nil
+		return &tensor.Matrix{Name: m.Name, Type: t.Type, Rows: m.Rows, Cols: m.Cols, Data: t.Data}, ""
 	}
 	p, ok := s.cache.Tensor(m.Name + packedSuffix)
 	if !ok {
-		return nil, false, nil
+		return nil, "no packed " + m.Name
 	}
+	w := m
+	if target != m.Type {
+		// Held only packed, as it was written.
+		w = &tensor.Matrix{Name: m.Name, Type: target, Rows: m.Rows, Cols: m.Cols}
+	}
+	if of, _ := s.cache.String(keyPackedType + p.Name); p.Type != tensor.I8 || len(p.Dims) != 1 || of != packedOf(w) {
+		return nil, fmt.Sprintf("tensor %s is %s %v packing %q, want a 1-D I8 array packing %s", p.Name, p.Type, p.Dims, of, packedOf(w))
+	}
+	// Adopt checks the size against this tier's layout of target.
 	if err := kernels.Adopt(w, p.Data); err != nil {
-		return nil, false, fmt.Errorf("%s: %w", s.file, err)
+		return nil, err.Error()
 	}
-	return w, true, nil
+	return w, ""
 }
 
-// convert dequantizes m row by row and quantizes it to typ, on all cores.
-func convert(m *tensor.Matrix, typ tensor.Type) (*tensor.Matrix, error) {
+// convert dequantizes m row by row and quantizes it to typ, on all cores:
+// into a row-major matrix, or, with a Packer k for typ and m's shape,
+// eight rows at a time into k's packed copy, which becomes the only copy
+// of the matrix returned (its row-major form is never held in full).
+func convert(m *tensor.Matrix, typ tensor.Type, k *kernels.Packer) (*tensor.Matrix, error) {
 	stride, err := tensor.RowBytes(typ, m.Cols)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", m.Name, err)
 	}
-	w := &tensor.Matrix{Name: m.Name, Type: typ, Rows: m.Rows, Cols: m.Cols, Data: make([]byte, stride*m.Rows)}
+	w := &tensor.Matrix{Name: m.Name, Type: typ, Rows: m.Rows, Cols: m.Cols}
+	span, chunks := 1, m.Rows
+	if k != nil {
+		span, chunks = 8, k.Groups()
+	} else {
+		w.Data = make([]byte, stride*m.Rows)
+	}
 	src := m.RowStride()
 	n := runtime.GOMAXPROCS(0)
 	errs := make([]error, n)
@@ -327,11 +383,27 @@ func convert(m *tensor.Matrix, typ tensor.Type) (*tensor.Matrix, error) {
 	for g := range n {
 		wg.Go(func() {
 			x := make([]float32, m.Cols)
-			for r := g; r < m.Rows && errs[g] == nil; r += n {
-				if err := tensor.Dequantize(x, m.Type, m.Data[r*src:(r+1)*src]); err != nil {
-					errs[g] = err
+			var buf []byte
+			if k != nil {
+				buf = make([]byte, span*stride)
+			}
+			for c := g; c < chunks && errs[g] == nil; c += n {
+				r0, r1 := c*span, min((c+1)*span, m.Rows)
+				out := w.Data
+				if k != nil {
+					out = buf[:(r1-r0)*stride]
 				} else {
-					errs[g] = quantizeRow(w.Data[r*stride:(r+1)*stride], typ, x)
+					out = out[r0*stride : r1*stride]
+				}
+				for r := r0; r < r1 && errs[g] == nil; r++ {
+					if err := tensor.Dequantize(x, m.Type, m.Data[r*src:(r+1)*src]); err != nil {
+						errs[g] = err
+					} else {
+						errs[g] = quantizeRow(out[(r-r0)*stride:(r-r0+1)*stride], typ, x)
+					}
+				}
+				if k != nil && errs[g] == nil {
+					k.Group(c, out)
 				}
 			}
 		})
@@ -339,6 +411,9 @@ func convert(m *tensor.Matrix, typ tensor.Type) (*tensor.Matrix, error) {
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("%s: converting to %s: %w", m.Name, typ, err)
+	}
+	if k != nil {
+		k.Register(w)
 	}
 	return w, nil
 }
@@ -359,6 +434,14 @@ func (s *Store) Finish() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.cache != nil {
+		s.pending = nil
+		if s.bad {
+			// The mapping stays valid once the name is gone.
+			unseal(s.file)
+			err := os.Remove(s.file)
+			s.opt.Log.Warn("weight cache removed: it could not supply every tensor, and is rebuilt at the next start", "file", s.file, "error", err)
+			return err
+		}
 		s.opt.Log.Info("weights mapped from the cache", "file", s.file, "bytes", s.cache.FileBytes(), "seconds", time.Since(s.start).Seconds())
 		return nil
 	}
@@ -375,7 +458,7 @@ func (s *Store) Finish() error {
 		return err
 	}
 	s.opt.Log.Info("weights converted and cached", "weight_path", s.opt.Path, "matrices", s.matrices,
-		"converted_bytes", s.converted, "seconds", took.Seconds(), "file", s.file)
+		"converted_bytes", s.converted, "packed_bytes", s.packed, "seconds", took.Seconds(), "file", s.file)
 	return nil
 }
 
@@ -388,6 +471,11 @@ func (s *Store) write() error {
 	}
 	data := make([][]byte, len(s.pending))
 	chunks := 1 // the header's
+	for _, t := range s.pending {
+		if t.typ == tensor.I8 {
+			b.Add(keyPackedType+t.name, t.of)
+		}
+	}
 	for i, t := range s.pending {
 		b.AddTensor(t.name, t.typ, t.dims, t.data)
 		data[i] = t.data

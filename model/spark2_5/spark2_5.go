@@ -34,7 +34,7 @@ var (
 
 type layer struct {
 	attnNorm, ffnNorm       []float32
-	wq, wk, wv, wg, wo      *tensor.Matrix
+	wq, wk, wv, wg, wo      *tensor.Matrix // wq, wk, wv nil when fused
 	wqkv                    *tensor.Matrix // the fused projection, when the file has one
 	ffnGate, ffnUp, ffnDown *tensor.Matrix
 	rope                    *kernels.RoPETable
@@ -132,8 +132,8 @@ func Config(s *model.Source) (*model.Config, error) {
 	return c, c.Validate(s.Path)
 }
 
-// Load maps the weights of a Spark-X2.5 model. The fused QKV projection is
-// split into three row ranges (no copy).
+// Load maps the weights of a Spark-X2.5 model. A fused QKV projection
+// stays one matrix (its output rows are split after each product).
 func Load(s *model.Source) (*Model, error) {
 	c, err := Config(s)
 	if err != nil {
@@ -153,11 +153,7 @@ func Load(s *model.Source) (*Model, error) {
 		var l layer
 		l.attnNorm = w.Vector(nAttnNorm, i, c.Hidden)
 		if s.Has(nQKV, i) {
-			qkv := w.Matrix(nQKV, i, qd+2*kvd, c.Hidden)
-			if qkv != nil {
-				l.wq, l.wk, l.wv = model.Rows(qkv, 0, qd), model.Rows(qkv, qd, kvd), model.Rows(qkv, qd+kvd, kvd)
-				l.wqkv = qkv
-			}
+			l.wqkv = w.Matrix(nQKV, i, qd+2*kvd, c.Hidden)
 		} else {
 			l.wq = w.Matrix(nQ, i, qd, c.Hidden)
 			l.wk = w.Matrix(nK, i, kvd, c.Hidden)
