@@ -47,10 +47,27 @@ func neonKernels(dot bool) map[tensor.Type]*matKernel {
 		tensor.Q5_K: {actBytes: q8kaBytes, quant: quantQ8ka, vec: neonBlockVec(176, 308, q5k)},
 		tensor.Q6_K: {actBytes: q8kaBytes, quant: quantQ8ka, vec: neonBlockVec(210, 308, q6k)},
 	}
-	// W4A8/W8A8 read q8a like Q4_0/Q8_0 (so they share QuantizedActs),
-	// with Go kernels (weightpath.go).
-	m[tensor.W4A8], m[tensor.W8A8] = q8aWeightKernels(quantQ8a, nil, nil)
+	// W4A8/W8A8 read q8a like Q4_0/Q8_0 (so they share QuantizedActs):
+	// prepared, they run as the Q4_0/Q8_0 rows holding the same values;
+	// not prepared, with Go kernels (weightpath.go).
+	m[tensor.W4A8], m[tensor.W8A8] = q8aWeightKernels(quantQ8a,
+		neonPacked(18, m[tensor.Q4_0]), neonPacked(34, m[tensor.Q8_0]))
 	return m
+}
+
+// neonPacked runs weights packed by packRowMajor into row-major blocks of
+// bb bytes with k, the tier's row-major kernel for those blocks: a run of
+// groups is a matrix of 8*groups rows.
+func neonPacked(bb int, k *matKernel) *packedKernel {
+	return &packedKernel{
+		pack: packRowMajor,
+		vec1: func(out []float32, w []byte, groups, blocks int, x []byte) {
+			k.vec(out[:packRows*max(groups, 0)], w, blocks*bb, x)
+		},
+		vec4: func(out []float32, ostride int, w []byte, groups, blocks int, x []byte, xstride int) {
+			k.vec4(out, ostride, w, blocks*bb, packRows*groups, x, xstride)
+		},
+	}
 }
 
 type neonVecAsm func(out []float32, w []byte, stride, blocks int, x []byte)

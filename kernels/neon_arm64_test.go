@@ -89,3 +89,63 @@ func TestNEONDotprodSame(t *testing.T) {
 		}
 	}
 }
+
+// TestNEONPackedWeightPath: prepared W4A8/W8A8 run the Q4_0/Q8_0 kernels
+// on repacked rows; extreme quants (as in TestNEONExtremes) must still
+// match the reference, and the neon and dotprod tiers must agree bit for
+// bit, on ragged row counts.
+func TestNEONPackedWeightPath(t *testing.T) {
+	rng := newRNG(31)
+	for _, typ := range []tensor.Type{tensor.W4A8, tensor.W8A8} {
+		const cols = 384
+		stride, _ := tensor.RowBytes(typ, cols)
+		for _, rows := range []int{3, 8, 13} {
+			for _, fill := range []byte{0x00, 0xff, 0x80, 0x7f, 0x88} {
+				w := make([]byte, rows*stride)
+				for i := range w {
+					w[i] = fill
+				}
+				for off := 0; off < len(w); off += typ.BlockBytes() {
+					scaleFields(typ, w[off:off+typ.BlockBytes()], 0.5, 0)
+				}
+				x := make([]float32, 4*cols)
+				for j := 0; j < cols; j++ {
+					x[j], x[cols+j] = 1, -1
+					x[2*cols+j], x[3*cols+j] = float32(1-2*(j%2)), float32(1-2*(j/16%2))
+				}
+				for _, tierName := range kernels.Tiers() {
+					if !slices.Contains(kernels.PackedTypes(tierName), typ) {
+						continue
+					}
+					t.Run(fmt.Sprintf("%s/%s/%d/%#x", tierName, typ, rows, fill), func(t *testing.T) {
+						m := &tensor.Matrix{Name: "w", Type: typ, Rows: rows, Cols: cols, Data: w}
+						checkPacked(t, tierName, m, x, 4)
+					})
+				}
+			}
+		}
+		if !slices.Contains(kernels.Tiers(), "dotprod") {
+			continue
+		}
+		for _, rows := range []int{1, 9, 37} {
+			w := randomMatrix(rng, typ, rows, 1280)
+			const n = 6
+			x := randomVec(rng, n*w.Cols)
+			var outs [2][]float32
+			for i, name := range []string{"neon", "dotprod"} {
+				restore := kernels.UseTier(name)
+				kernels.Prepare(w)
+				if !kernels.IsPrepared(w) {
+					t.Fatalf("%s %s: not prepared", name, typ)
+				}
+				outs[i] = make([]float32, n*w.Rows)
+				kernels.MatMul(outs[i], w, x, n)
+				kernels.Release(w)
+				restore()
+			}
+			if j := sameBits(outs[0], outs[1]); j >= 0 {
+				t.Errorf("%s %d rows: neon %v, dotprod %v at %d", typ, rows, outs[0][j], outs[1][j], j)
+			}
+		}
+	}
+}
