@@ -20,10 +20,11 @@ const (
 	tierAVX2
 	tierNEON    // arm64 Advanced SIMD
 	tierDotprod // arm64 NEON with SDOT (FEAT_DotProd)
+	tierI8MM    // dotprod plus SMMLA 4-row kernels (FEAT_I8MM)
 	numTiers
 )
 
-var tierNames = [numTiers]string{"generic", "avx2", "neon", "dotprod"}
+var tierNames = [numTiers]string{"generic", "avx2", "neon", "dotprod", "i8mm"}
 
 func (t tier) String() string {
 	if t < numTiers {
@@ -43,7 +44,7 @@ var kernelSets [numTiers]map[tensor.Type]*matKernel
 var current atomic.Uint32 // the tier in use
 
 // EnvKernels is the environment variable that pins the kernel tier
-// ("generic", "avx2"); it is read once, at start-up. Naming a tier the
+// ("generic", "avx2", "neon", "dotprod", "i8mm"); it is read once, at start-up. Naming a tier the
 // CPU cannot run panics, so a bisection never silently tests another.
 const EnvKernels = "SISKIN_KERNELS"
 
