@@ -10,7 +10,7 @@ import (
 // CPU Go runs on) and, on CPUs with the dot-product extension (SDOT,
 // FEAT_DotProd: Cortex-A55/A76 and later, Apple M1, Neoverse), the dotprod
 // tier, and with the int8 matrix multiply too (SMMLA, FEAT_I8MM: Neoverse
-// V1/N2, Cortex-A710/X2, Apple M2), the i8mm tier.
+// V1/N2, Cortex-A710/X2, Apple M2), the i8mm tier (opt-in, see optIn).
 func archInit() {
 	supported[tierNEON] = true
 	kernelSets[tierNEON] = neonKernels(false, false)

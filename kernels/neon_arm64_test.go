@@ -4,6 +4,7 @@ package kernels_test
 
 import (
 	"fmt"
+	"os"
 	"slices"
 	"testing"
 
@@ -98,12 +99,16 @@ func TestNEONDotprodSame(t *testing.T) {
 }
 
 // TestNEONTiersMatchCPU: dotprod and i8mm are on exactly when the CPU
-// has them (run under qemu -cpu cortex-a53, cortex-a76 and max by CI).
+// has them (run under qemu -cpu cortex-a53, cortex-a76 and max by CI),
+// and i8mm is never picked unless pinned.
 func TestNEONTiersMatchCPU(t *testing.T) {
 	have := kernels.Tiers()
 	dp, mm := cpu.ARM64.HasASIMDDP, cpu.ARM64.HasASIMDDP && cpu.ARM64.HasI8MM
 	if slices.Contains(have, "dotprod") != dp || slices.Contains(have, "i8mm") != mm {
 		t.Errorf("tiers %v; CPU dotprod %v, i8mm %v", have, dp, cpu.ARM64.HasI8MM)
+	}
+	if kernels.Tier() == "i8mm" && os.Getenv(kernels.EnvKernels) != "i8mm" {
+		t.Errorf("i8mm picked at start-up without %s", kernels.EnvKernels)
 	}
 	t.Logf("tiers %v", have)
 }

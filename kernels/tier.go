@@ -41,6 +41,11 @@ var supported [numTiers]bool
 // entry falls back to the generic kernel for that type.
 var kernelSets [numTiers]map[tensor.Type]*matKernel
 
+// optIn[t]: tier t runs only when EnvKernels names it (supported but not
+// picked at start-up): i8mm until its kernels are timed on a CPU that has
+// them (they give the same bits as dotprod's).
+var optIn = [numTiers]bool{tierI8MM: true}
+
 var current atomic.Uint32 // the tier in use
 
 // EnvKernels is the environment variable that pins the kernel tier
@@ -54,7 +59,7 @@ func init() {
 	archInit()
 	best := tierGeneric
 	for t := numTiers - 1; t > tierGeneric; t-- {
-		if supported[t] {
+		if supported[t] && !optIn[t] {
 			best = t
 			break
 		}
