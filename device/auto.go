@@ -73,6 +73,8 @@ func AutoProfile(info *Info) *Profile {
 //   - priority "fidelity": w4a16, on every CPU, because it keeps the
 //     activations in 16-bit floats rather than quantizing them to int8.
 //   - arm64: w4a16 until a dotprod w4a8 kernel has been measured to win.
+//     (w4a8 and w8a8 run the Q4_0/Q8_0 NEON and dotprod kernels on rows
+//     repacked at load, when asked for; no arm64 hardware has timed them.)
 //   - AMX, or AVX-512 VNNI: w4a8; int8 dot products (TDPBUSD, VPDPBUSD)
 //     multiply 4-bit weights by int8 activations several times faster
 //     than float FMAs.

@@ -9,13 +9,18 @@ import (
 // archInit enables the NEON tier (Advanced SIMD is part of every arm64
 // CPU Go runs on) and, on CPUs with the dot-product extension (SDOT,
 // FEAT_DotProd: Cortex-A55/A76 and later, Apple M1, Neoverse), the dotprod
-// tier.
+// tier, and with the int8 matrix multiply too (SMMLA, FEAT_I8MM: Neoverse
+// V1/N2, Cortex-A710/X2, Apple M2), the i8mm tier (opt-in, see optIn).
 func archInit() {
 	supported[tierNEON] = true
-	kernelSets[tierNEON] = neonKernels(false)
+	kernelSets[tierNEON] = neonKernels(false, false)
 	if cpu.ARM64.HasASIMDDP {
 		supported[tierDotprod] = true
-		kernelSets[tierDotprod] = neonKernels(true)
+		kernelSets[tierDotprod] = neonKernels(true, false)
+		if cpu.ARM64.HasI8MM {
+			supported[tierI8MM] = true
+			kernelSets[tierI8MM] = neonKernels(true, true)
+		}
 	}
 }
 

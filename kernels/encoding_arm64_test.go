@@ -86,6 +86,9 @@ var encWant = []struct {
 	{0x4e21781f, "fcvtl2 v31.4s, v0.8h"},
 	{0x4e217be0, "fcvtl2 v0.4s, v31.8h"},
 	{0x4e217ac9, "fcvtl2 v9.4s, v22.8h"},
+	{0x4e90a41f, "smmla v31.4s, v0.16b, v16.16b"},
+	{0x4e81a7e0, "smmla v0.4s, v31.16b, v1.16b"},
+	{0x4e9fa545, "smmla v5.4s, v10.16b, v31.16b"},
 }
 
 func TestEncodings(t *testing.T) {

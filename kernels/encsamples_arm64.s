@@ -82,6 +82,9 @@ TEXT ·encSamples(SB), NOSPLIT|NOFRAME, $0-0
 	FCVTL2_4S(31, 0) // fcvtl2 v31.4s, v0.8h
 	FCVTL2_4S(0, 31) // fcvtl2 v0.4s, v31.8h
 	FCVTL2_4S(9, 22) // fcvtl2 v9.4s, v22.8h
+	SMMLA_4S(31, 0, 16) // smmla v31.4s, v0.16b, v16.16b
+	SMMLA_4S(0, 31, 1) // smmla v0.4s, v31.16b, v1.16b
+	SMMLA_4S(5, 10, 31) // smmla v5.4s, v10.16b, v31.16b
 	RET
 
 // func encSampleWord(i int) uint32

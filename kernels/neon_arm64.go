@@ -10,10 +10,12 @@ import (
 	"github.com/siskin-ml/siskin/tensor"
 )
 
-// The arm64 tiers: "neon" (Advanced SIMD, every arm64 CPU) and "dotprod"
-// (the same kernels with SDOT for the int8 dot products). The two differ
-// only in how a block's integer sum is formed (SMULL/SMLAL/SADDLP or
-// SDOT), which is exact either way, so they give the same bits. Each
+// The arm64 tiers: "neon" (Advanced SIMD, every arm64 CPU), "dotprod"
+// (the same kernels with SDOT for the int8 dot products) and "i8mm"
+// (dotprod with SMMLA 2x2-tile kernels for the 4-row Q4_0/Q8_0 products,
+// mm_neon_arm64.s). They differ only in how a block's integer sum is
+// formed (SMULL/SMLAL/SADDLP, SDOT or SMMLA), which is exact either way,
+// so they give the same bits. Each
 // kernel walks whole row ranges in assembly; the Go wrappers below check
 // every bound the assembly relies on. Activations use the q8a and q8ka
 // layouts of actlayout.go (only the quants, d and, for the K-quants, the
@@ -25,7 +27,7 @@ import (
 // super-block; float weights accumulate in 16 lanes (8 past the last
 // multiple of 16 elements). These are within the bounds of tier_test.go.
 
-func neonKernels(dot bool) map[tensor.Type]*matKernel {
+func neonKernels(dot, mm bool) map[tensor.Type]*matKernel {
 	q8_0, q8_0x4 := q8_0VecNEON, q8_0Vec4NEON
 	q4_0, q4_0x4 := q4_0VecNEON, q4_0Vec4NEON
 	q4k, q5k, q6k := q4kVecNEON, q5kVecNEON, q6kVecNEON
@@ -47,10 +49,31 @@ func neonKernels(dot bool) map[tensor.Type]*matKernel {
 		tensor.Q5_K: {actBytes: q8kaBytes, quant: quantQ8ka, vec: neonBlockVec(176, 308, q5k)},
 		tensor.Q6_K: {actBytes: q8kaBytes, quant: quantQ8ka, vec: neonBlockVec(210, 308, q6k)},
 	}
-	// W4A8/W8A8 read q8a like Q4_0/Q8_0 (so they share QuantizedActs),
-	// with Go kernels (weightpath.go).
-	m[tensor.W4A8], m[tensor.W8A8] = q8aWeightKernels(quantQ8a, nil, nil)
+	if mm {
+		m[tensor.Q8_0].vec4 = neonMMVec4(34, 68, q8_0Vec4MM, q8_0x4)
+		m[tensor.Q4_0].vec4 = neonMMVec4(18, 68, q4_0Vec4MM, q4_0x4)
+	}
+	// W4A8/W8A8 read q8a like Q4_0/Q8_0 (so they share QuantizedActs):
+	// prepared, they run as the Q4_0/Q8_0 rows holding the same values;
+	// not prepared, with Go kernels (weightpath.go).
+	m[tensor.W4A8], m[tensor.W8A8] = q8aWeightKernels(quantQ8a,
+		neonPacked(18, m[tensor.Q4_0]), neonPacked(34, m[tensor.Q8_0]))
 	return m
+}
+
+// neonPacked runs weights packed by packRowMajor into row-major blocks of
+// bb bytes with k, the tier's row-major kernel for those blocks: a run of
+// groups is a matrix of 8*groups rows.
+func neonPacked(bb int, k *matKernel) *packedKernel {
+	return &packedKernel{
+		pack: packRowMajor,
+		vec1: func(out []float32, w []byte, groups, blocks int, x []byte) {
+			k.vec(out[:packRows*max(groups, 0)], w, blocks*bb, x)
+		},
+		vec4: func(out []float32, ostride int, w []byte, groups, blocks int, x []byte, xstride int) {
+			k.vec4(out, ostride, w, blocks*bb, packRows*groups, x, xstride)
+		},
+	}
 }
 
 type neonVecAsm func(out []float32, w []byte, stride, blocks int, x []byte)
@@ -94,6 +117,21 @@ func neonBlockVec4(bb, xb int, f neonVec4Asm) func(out []float32, ostride int, w
 			return
 		}
 		f(out, ostride, w, stride, rows, nb, x, xstride)
+	}
+}
+
+// neonMMVec4 wraps a 2x2-tile kernel mm (even row counts) for rows of
+// bb-byte blocks; an odd last row goes to the four-row kernel f, whose
+// results mm's equal bit for bit.
+func neonMMVec4(bb, xb int, mm, f neonVec4Asm) func(out []float32, ostride int, w []byte, stride, rows int, x []byte, xstride int) {
+	even, one := neonBlockVec4(bb, xb, mm), neonBlockVec4(bb, xb, f)
+	return func(out []float32, ostride int, w []byte, stride, rows int, x []byte, xstride int) {
+		if e := rows &^ 1; e > 0 {
+			even(out, ostride, w, stride, e, x, xstride)
+		}
+		if rows > 0 && rows&1 != 0 {
+			one(out[rows-1:], ostride, w[(rows-1)*stride:], stride, 1, x, xstride)
+		}
 	}
 }
 
@@ -161,6 +199,12 @@ func q4_0Vec4NEON(out []float32, ostride int, w []byte, stride, rows, blocks int
 
 //go:noescape
 func q4_0Vec4Dot(out []float32, ostride int, w []byte, stride, rows, blocks int, x []byte, xstride int)
+
+//go:noescape
+func q8_0Vec4MM(out []float32, ostride int, w []byte, stride, rows, blocks int, x []byte, xstride int)
+
+//go:noescape
+func q4_0Vec4MM(out []float32, ostride int, w []byte, stride, rows, blocks int, x []byte, xstride int)
 
 //go:noescape
 func q4kVecNEON(out []float32, w []byte, stride, blocks int, x []byte)

@@ -83,3 +83,7 @@
 // HSUM4 leaves in the low lane of v (Fv) the sum of its 4 floats, added as
 // (a0+a1)+(a2+a3).
 #define HSUM4(v) FADDP_4S(v, v, v); FADDP_S(v, v)
+
+// smmla vd.4s, vn.16b, vm.16b (FEAT_I8MM): vd's 2x2 int32 tile +=
+// (2x8 int8 rows of vn) times (2x8 int8 rows of vm) transposed.
+#define SMMLA_4S(d, n, m) WORD $(0x4e80a400 | ((m)<<16) | ((n)<<5) | (d))

@@ -23,7 +23,9 @@ import (
 // Q4_0, Q8_0, Q4_K and Q6_K weights in the AVX2 tier, which also run W4A8
 // and W8A8 packed as Q4_0 and Q8_0 (packlayout.go) (for F16 and BF16
 // the row-major kernels, 3 weight rows by 4 activation rows, were faster
-// than a packed form).
+// than a packed form). The arm64 tiers pack only W4A8 and W8A8, into
+// row-major Q4_0 and Q8_0 rows their row-major kernels read
+// (packRowMajor).
 //
 // The packed copy is a separate allocation the size of the weights (plus
 // up to 7 zero rows; W4A8/W8A8 grow by their scale copies); PreparedBytes reports the total so that a memory
@@ -48,6 +50,9 @@ type packedKernel struct {
 	vec4 func(out []float32, ostride int, w []byte, groups, blocks int, x []byte, xstride int)
 	// vec8, if not nil, is vec4 for eight activation rows.
 	vec8 func(out []float32, ostride int, w []byte, groups, blocks int, x []byte, xstride int)
+	// pack, if not nil, replaces packGroup (a tier whose kernels read
+	// another layout of the same size: packRowMajor).
+	pack func(typ tensor.Type, dst, src []byte, stride, nrows, blocks int)
 }
 
 type prepared struct {
@@ -97,10 +102,14 @@ func Prepare(w *tensor.Matrix) *tensor.Matrix {
 	}
 	p.data = packAlloc(p.groups * p.gstride)
 	stride := w.RowStride()
+	pack := packGroup
+	if p.pk.pack != nil {
+		pack = p.pk.pack
+	}
 	parallelFor(funcTask(func(lo, hi int) {
 		for g := lo; g < hi; g++ {
 			nr := min(packRows, w.Rows-g*packRows)
-			packGroup(w.Type, p.data[g*p.gstride:(g+1)*p.gstride], w.Data[g*packRows*stride:], stride, nr, w.Cols/w.Type.BlockSize())
+			pack(w.Type, p.data[g*p.gstride:(g+1)*p.gstride], w.Data[g*packRows*stride:], stride, nr, w.Cols/w.Type.BlockSize())
 		}
 	}), p.groups, p.gstride, 1)
 	register(w, p)

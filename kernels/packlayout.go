@@ -49,7 +49,9 @@ import (
 // four group blocks, the group's d copied into each (a W4 sub-block's 16
 // bytes are exactly a Q4_0 block's quants, a W8 sub-block's 32 int8 a
 // Q8_0 block's). The packed copy is then 72/66 (W4A8) or 136/130 (W8A8)
-// of the original's size.
+// of the original's size. The arm64 tiers (whose Q4_0/Q8_0 kernels read
+// row-major blocks) pack W4A8 and W8A8 into plain row-major Q4_0 and Q8_0
+// rows instead, of the same size (packRowMajor).
 const packRows = 8
 
 // packedAs maps the types packed in another type's layout to that type.
@@ -149,6 +151,38 @@ func packGroup(typ tensor.Type, dst, src []byte, stride, nrows, blocks int) {
 				for r := 0; r < nrows; r++ {
 					*(*[2]byte)(unsafe.Add(to, 2*r)) = *(*[2]byte)(unsafe.Add(from, r*stride))
 				}
+			}
+		}
+	}
+}
+
+// packRowMajor is packGroup for tiers whose kernels read row-major Q4_0
+// and Q8_0 rows (arm64): it writes rows [0, nrows) of src, W4A8 or W8A8
+// rows of blocks groups, into dst as rows of packLayout(typ) blocks, one
+// row after another (a group of 8 rows is then simply an 8-row Q4_0 or
+// Q8_0 matrix, of the size packGroup gives). Each 128-group becomes four
+// blocks carrying the group's fp16 d, so the values are exactly the
+// original's.
+func packRowMajor(typ tensor.Type, dst, src []byte, stride, nrows, blocks int) {
+	lt := packLayout(typ)
+	if lt == typ {
+		panic("kernels: no row-major packed layout for " + typ.String())
+	}
+	bb, lbb := typ.BlockBytes(), lt.BlockBytes()
+	sub := typ.BlockSize() / lt.BlockSize()
+	qb := lbb - 2 // quant bytes of a sub-block
+	rs := blocks * sub * lbb
+	if nrows < 1 || nrows > packRows || len(dst) < packRows*rs || len(src) < (nrows-1)*stride+blocks*bb || stride < blocks*bb {
+		panic("kernels: bad packRowMajor arguments")
+	}
+	for r := 0; r < nrows; r++ {
+		row, out := src[r*stride:r*stride+blocks*bb], dst[r*rs:(r+1)*rs]
+		for b := 0; b < blocks; b++ {
+			g := row[b*bb : (b+1)*bb]
+			for s := 0; s < sub; s++ {
+				o := out[(b*sub+s)*lbb : (b*sub+s+1)*lbb]
+				o[0], o[1] = g[0], g[1]
+				copy(o[2:], g[2+s*qb:2+(s+1)*qb])
 			}
 		}
 	}

@@ -20,10 +20,11 @@ const (
 	tierAVX2
 	tierNEON    // arm64 Advanced SIMD
 	tierDotprod // arm64 NEON with SDOT (FEAT_DotProd)
+	tierI8MM    // dotprod plus SMMLA 4-row kernels (FEAT_I8MM)
 	numTiers
 )
 
-var tierNames = [numTiers]string{"generic", "avx2", "neon", "dotprod"}
+var tierNames = [numTiers]string{"generic", "avx2", "neon", "dotprod", "i8mm"}
 
 func (t tier) String() string {
 	if t < numTiers {
@@ -40,10 +41,15 @@ var supported [numTiers]bool
 // entry falls back to the generic kernel for that type.
 var kernelSets [numTiers]map[tensor.Type]*matKernel
 
+// optIn[t]: tier t runs only when EnvKernels names it (supported but not
+// picked at start-up): i8mm until its kernels are timed on a CPU that has
+// them (they give the same bits as dotprod's).
+var optIn = [numTiers]bool{tierI8MM: true}
+
 var current atomic.Uint32 // the tier in use
 
 // EnvKernels is the environment variable that pins the kernel tier
-// ("generic", "avx2"); it is read once, at start-up. Naming a tier the
+// ("generic", "avx2", "neon", "dotprod", "i8mm"); it is read once, at start-up. Naming a tier the
 // CPU cannot run panics, so a bisection never silently tests another.
 const EnvKernels = "SISKIN_KERNELS"
 
@@ -53,7 +59,7 @@ func init() {
 	archInit()
 	best := tierGeneric
 	for t := numTiers - 1; t > tierGeneric; t-- {
-		if supported[t] {
+		if supported[t] && !optIn[t] {
 			best = t
 			break
 		}
