@@ -55,6 +55,14 @@ type packedKernel struct {
 	pack func(typ tensor.Type, dst, src []byte, stride, nrows, blocks int)
 }
 
+// packer is the function that packs a group of p's rows in its tier.
+func (p *prepared) packer() func(typ tensor.Type, dst, src []byte, stride, nrows, blocks int) {
+	if p.pk.pack != nil {
+		return p.pk.pack
+	}
+	return packGroup
+}
+
 type prepared struct {
 	tier               tier
 	typ                tensor.Type
@@ -102,10 +110,7 @@ func Prepare(w *tensor.Matrix) *tensor.Matrix {
 	}
 	p.data = packAlloc(p.groups * p.gstride)
 	stride := w.RowStride()
-	pack := packGroup
-	if p.pk.pack != nil {
-		pack = p.pk.pack
-	}
+	pack := p.packer()
 	parallelFor(funcTask(func(lo, hi int) {
 		for g := lo; g < hi; g++ {
 			nr := min(packRows, w.Rows-g*packRows)

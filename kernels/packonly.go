@@ -51,7 +51,7 @@ func (k *Packer) Group(g int, rows []byte) {
 		panic(fmt.Sprintf("kernels: packing group %d from %d bytes (%d rows of %d)", g, len(rows), nr, k.stride))
 	}
 	p := k.p
-	packGroup(p.typ, p.data[g*p.gstride:(g+1)*p.gstride], rows, k.stride, nr, p.cols/p.typ.BlockSize())
+	p.packer()(p.typ, p.data[g*p.gstride:(g+1)*p.gstride], rows, k.stride, nr, p.cols/p.typ.BlockSize())
 }
 
 // Data is the packed copy (for a cache file).
@@ -96,6 +96,19 @@ func unpackRow(dst []byte, p *prepared, i int) {
 	gb := packRows * lt.BlockBytes() * (typ.BlockSize() / lt.BlockSize())
 	g, r := i/packRows, i%packRows
 	grp := p.data[g*p.gstride : (g+1)*p.gstride]
+	if p.pk.pack != nil { // packRowMajor: row r holds sub blocks per group block
+		sub, lbb := typ.BlockSize()/lt.BlockSize(), lt.BlockBytes()
+		row := grp[r*blocks*sub*lbb : (r+1)*blocks*sub*lbb]
+		for b := 0; b < blocks; b++ {
+			blk := dst[b*bb : (b+1)*bb]
+			copy(blk[:2], row[b*sub*lbb:])
+			for s := 0; s < sub; s++ {
+				o := row[(b*sub+s)*lbb : (b*sub+s+1)*lbb]
+				copy(blk[2+s*(lbb-2):2+(s+1)*(lbb-2)], o[2:])
+			}
+		}
+		return
+	}
 	for b := 0; b < blocks; b++ {
 		blk, gblk := dst[b*bb:(b+1)*bb], grp[b*gb:(b+1)*gb]
 		for _, m := range packMoves[typ] {
