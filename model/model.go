@@ -42,7 +42,8 @@ func Forward(m Model, c *kv.Cache, tokens []int, all bool) ([]float32, error) {
 	return out[0], nil
 }
 
-// NewCache builds a cache with a full or sliding layer per LayerSpec.
+// NewCache builds a cache with a full or sliding layer per LayerSpec, of
+// element type KVType.
 func (c *Config) NewCache() *kv.Cache {
 	cache := &kv.Cache{Layers: make([]*kv.Layer, c.Layers)}
 	for i, l := range c.LayerSpecs {
@@ -50,7 +51,7 @@ func (c *Config) NewCache() *kv.Cache {
 		if l.Sliding {
 			w = c.SlidingWindow
 		}
-		cache.Layers[i] = kv.NewLayer(c.KVDim(), w)
+		cache.Layers[i] = kv.NewLayerOf(c.KVDim(), w, c.KVType)
 	}
 	return cache
 }
