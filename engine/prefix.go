@@ -26,8 +26,8 @@ type prefixBlock struct {
 	k, v     [][]float32 // per layer: BlockSize rows of the layer's dim
 	k16, v16 [][]uint16
 	lastUse  int64
-	kids    int
-	bytes   int64
+	kids     int
+	bytes    int64
 }
 
 // prefixCache is an LRU of blocks keyed by their hash chain. Only the
