@@ -47,6 +47,9 @@ type ModelInfo struct {
 	FileBytes   int64  `json:"model_size"`
 	Params      int64  `json:"model_n_params"`
 	WeightBytes int64  `json:"weight_bytes"` // read per generated token
+	// The KV cache's element type, as llama-bench's type_k and type_v.
+	TypeK string `json:"type_k"`
+	TypeV string `json:"type_v"`
 }
 
 // Result is one test, as one object of siskin bench --json.
@@ -75,7 +78,8 @@ type Result struct {
 
 // Describe reads what the report says about a loaded model.
 func Describe(path string, lm *load.Loaded) ModelInfo {
-	info := ModelInfo{Path: path, WeightBytes: lm.Model.WeightBytes()}
+	kvType := lm.Model.Config().KVType.String()
+	info := ModelInfo{Path: path, WeightBytes: lm.Model.WeightBytes(), TypeK: kvType, TypeV: kvType}
 	src := lm.Source
 	var tensorBytes int64
 	counts := map[tensor.Type]int64{}
@@ -308,13 +312,13 @@ func WriteTable(w io.Writer, results []Result) error {
 		fmt.Fprintf(w, "memory read bandwidth: %.1f GB/s median [%.1f-%.1f] (%d threads, read-only sum over %s)\n",
 			r0.BandwidthGBs, r0.BandwidthMin, r0.BandwidthMax, r0.Threads, sizeLabel(r0.BandwidthBytes))
 	}
-	rows := [][]string{{"model", "size", "params", "threads", "test", "t/s median [min-max]", "tg share of read ceiling"}}
+	rows := [][]string{{"model", "size", "params", "threads", "kv", "test", "t/s median [min-max]", "tg share of read ceiling"}}
 	for _, r := range results {
 		share := ""
 		if r.CeilingShare != nil {
 			share = fmt.Sprintf("%.0f%% of %.2f t/s", *r.CeilingShare*100, *r.CeilingTPS)
 		}
-		rows = append(rows, []string{r.Desc, sizeLabel(r.FileBytes), paramsLabel(r.Params), fmt.Sprint(r.Threads), r.Test,
+		rows = append(rows, []string{r.Desc, sizeLabel(r.FileBytes), paramsLabel(r.Params), fmt.Sprint(r.Threads), r.TypeK, r.Test,
 			fmt.Sprintf("%.2f [%.2f-%.2f]", r.TPSMedian, r.TPSMin, r.TPSMax), share})
 	}
 	writeMarkdown(w, rows)

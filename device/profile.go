@@ -29,6 +29,7 @@ import (
 //	priority: speed          # speed or fidelity
 //	max_model_len: 8192
 //	kv_cache_bytes: 2147483648
+//	kv_cache_type: f16       # f16 or f32
 //	max_num_seqs: 4
 //	max_num_batched_tokens: 256
 //	sampling:
@@ -57,6 +58,7 @@ type Profile struct {
 	Priority            *string
 	MaxModelLen         *int
 	KVCacheBytes        *int64
+	KVCacheType         *string
 	MaxNumSeqs          *int
 	MaxNumBatchedTokens *int
 	Sampling            Sampling
@@ -86,6 +88,8 @@ func (p *Profile) field(name string) any {
 		return &p.MaxModelLen
 	case KeyKVCacheBytes:
 		return &p.KVCacheBytes
+	case KeyKVCacheType:
+		return &p.KVCacheType
 	case KeyMaxNumSeqs:
 		return &p.MaxNumSeqs
 	case KeyMaxNumBatchedTokens:

@@ -16,6 +16,7 @@ weight_path: w4a8
 priority: fidelity
 max_model_len: 4096
 kv_cache_bytes: 2147483648
+kv_cache_type: f32
 max_num_seqs: 3
 max_num_batched_tokens: 192
 sampling:
@@ -31,7 +32,7 @@ sampling:
 	}
 	want := map[string]any{
 		KeyThreads: 6, KeyWeightPath: "w4a8", KeyPriority: "fidelity", KeyMaxModelLen: 4096,
-		KeyKVCacheBytes: int64(2 << 30), KeyMaxNumSeqs: 3, KeyMaxNumBatchedTokens: 192,
+		KeyKVCacheBytes: int64(2 << 30), KeyKVCacheType: "f32", KeyMaxNumSeqs: 3, KeyMaxNumBatchedTokens: 192,
 		KeyTemperature: 0.7, KeyTopP: 0.9, KeyTopK: 40, KeyMinP: 0.0, KeyRepetitionPenalty: 1.0,
 	}
 	for _, name := range SettingNames() {
@@ -82,6 +83,7 @@ func TestParseProfileErrors(t *testing.T) {
 		{"weight_path: 5\n", 1, 14, "weight_path: want a string, got an integer (5)"},
 		{"weight_path: fast\n", 1, 14, `weight_path: "fast" must be one of auto, gguf, w4a8, w4a16, w8a8`},
 		{"priority: [speed]\n", 1, 11, "want a string, got a sequence"},
+		{"kv_cache_type: q8_0\n", 1, 16, `kv_cache_type: "q8_0" must be one of f16, f32`},
 		{"kv_cache_bytes: 1.5e9\n", 1, 17, "want an integer, got a fraction"},
 		{"sampling:\n  temperature: hot\n", 2, 16, "temperature: want a number, got a string"},
 		{"sampling:\n  temperature: .inf\n", 2, 16, "want a finite number"},

@@ -73,6 +73,7 @@ func (l Layer) Len() int { return len(l.values) }
 var flagNames = map[string]string{
 	"temp":           KeyTemperature,
 	"repeat_penalty": KeyRepetitionPenalty,
+	"kv_type":        KeyKVCacheType,
 }
 
 // zeroMeansAuto are the settings whose command-line flags use 0 for
@@ -162,6 +163,7 @@ func DefaultLayer() Layer {
 	l := NewLayer(SourceDefault)
 	l.values[KeyWeightPath] = WeightPathAuto
 	l.values[KeyPriority] = PrioritySpeed
+	l.values[KeyKVCacheType] = KVCacheF16
 	l.values[KeyMaxNumSeqs] = 8
 	l.values[KeyMaxNumBatchedTokens] = 256
 	l.values[KeyTemperature] = 1.0

@@ -11,6 +11,7 @@ func TestResolvePrecedence(t *testing.T) {
 		set("host", "0.0.0.0")    // not a setting: ignored
 		set("max-model-len", "0") // 0 = auto for this flag: left to lower layers
 		set("temp", "0.2")
+		set("kv-type", "f32") // serve's --kv-type sets kv_cache_type
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -34,6 +35,7 @@ func TestResolvePrecedence(t *testing.T) {
 		{KeyPriority, "speed", a},
 		{KeyMaxModelLen, nil, "unset"},
 		{KeyKVCacheBytes, int64(2 << 30), a},
+		{KeyKVCacheType, "f32", "flag"},
 		{KeyMaxNumSeqs, 2, "profile site.yaml"},
 		{KeyMaxNumBatchedTokens, 256, a},
 		{KeyTemperature, 0.2, "flag"},

@@ -16,6 +16,7 @@ const (
 	KeyPriority            = "priority"
 	KeyMaxModelLen         = "max_model_len"
 	KeyKVCacheBytes        = "kv_cache_bytes"
+	KeyKVCacheType         = "kv_cache_type"
 	KeyMaxNumSeqs          = "max_num_seqs"
 	KeyMaxNumBatchedTokens = "max_num_batched_tokens"
 	KeyTemperature         = "temperature"
@@ -41,10 +42,18 @@ const (
 	PriorityFidelity = "fidelity"
 )
 
-// WeightPaths and Priorities list the accepted values.
+// KV cache element types (kv.ParseType's names): f16 is llama.cpp's
+// default and halves the bytes attention reads per token.
+const (
+	KVCacheF16 = "f16"
+	KVCacheF32 = "f32"
+)
+
+// WeightPaths, Priorities and KVCacheTypes list the accepted values.
 var (
-	WeightPaths = []string{WeightPathAuto, WeightPathGGUF, WeightPathW4A8, WeightPathW4A16, WeightPathW8A8, WeightPathQ4KM}
-	Priorities  = []string{PrioritySpeed, PriorityFidelity}
+	WeightPaths  = []string{WeightPathAuto, WeightPathGGUF, WeightPathW4A8, WeightPathW4A16, WeightPathW8A8, WeightPathQ4KM}
+	Priorities   = []string{PrioritySpeed, PriorityFidelity}
+	KVCacheTypes = []string{KVCacheF16, KVCacheF32}
 )
 
 // kind is the Go type of a setting's value: int, int64, float64 or string.
@@ -76,6 +85,7 @@ var specs = []spec{
 	{KeyPriority, kindString, false, oneOf(Priorities)},
 	{KeyMaxModelLen, kindInt, false, atLeast(1)},
 	{KeyKVCacheBytes, kindInt64, false, atLeast(1)},
+	{KeyKVCacheType, kindString, false, oneOf(KVCacheTypes)},
 	{KeyMaxNumSeqs, kindInt, false, atLeast(1)},
 	{KeyMaxNumBatchedTokens, kindInt, false, atLeast(1)},
 	// The sampling ranges are vLLM's (and sample.Params.Validate's), so a

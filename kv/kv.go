@@ -4,20 +4,72 @@
 // growing once the window is full.
 package kv
 
-import "fmt"
+import (
+	"fmt"
 
-// Layer is the cache of one attention layer. Keys and values are stored
-// after RoPE, one row of Dim float32 per position.
-type Layer struct {
-	Dim    int // kv heads x head dim
-	Window int // 0 for a full layer; otherwise the ring size
-	k, v   []float32
-	n      int // positions appended so far (the sequence length)
-	base   int // positions before base were never stored (see Seek)
+	"github.com/siskin-ml/siskin/kernels"
+)
+
+// Type is how a cache stores its keys and values.
+type Type uint8
+
+// Element types. F16 halves the bytes attention streams per token (and
+// llama.cpp's default cache type); rows are rounded to nearest even.
+const (
+	F32 Type = iota
+	F16
+)
+
+func (t Type) String() string {
+	if t == F16 {
+		return "f16"
+	}
+	return "f32"
 }
 
-// NewLayer returns an empty layer cache; window 0 means full attention.
+// Size is the bytes of one element.
+func (t Type) Size() int {
+	if t == F16 {
+		return 2
+	}
+	return 4
+}
+
+// ParseType reads "f16" or "f32".
+func ParseType(s string) (Type, error) {
+	switch s {
+	case "f16":
+		return F16, nil
+	case "f32":
+		return F32, nil
+	}
+	return 0, fmt.Errorf("kv cache type %q: want f16 or f32", s)
+}
+
+// Layer is the cache of one attention layer. Keys and values are stored
+// after RoPE, one row of Dim elements per position: float32 (k, v) or IEEE
+// half (k16, v16), per the layer's Type.
+type Layer struct {
+	Dim      int // kv heads x head dim
+	Window   int // 0 for a full layer; otherwise the ring size
+	typ      Type
+	k, v     []float32
+	k16, v16 []uint16
+	n        int // positions appended so far (the sequence length)
+	base     int // positions before base were never stored (see Seek)
+}
+
+// NewLayer returns an empty float32 layer cache; window 0 means full
+// attention.
 func NewLayer(dim, window int) *Layer { return &Layer{Dim: dim, Window: window} }
+
+// NewLayerOf returns an empty layer cache of element type t.
+func NewLayerOf(dim, window int, t Type) *Layer {
+	return &Layer{Dim: dim, Window: window, typ: t}
+}
+
+// Type is the layer's element type.
+func (l *Layer) Type() Type { return l.typ }
 
 // Len is the number of positions appended so far.
 func (l *Layer) Len() int { return l.n }
@@ -44,7 +96,7 @@ func (l *Layer) Seek(n int) {
 func (l *Layer) First() int { return l.n - l.Stored() }
 
 // Bytes is the memory held by the layer's keys and values.
-func (l *Layer) Bytes() int { return 4 * (cap(l.k) + cap(l.v)) }
+func (l *Layer) Bytes() int { return 4*(cap(l.k)+cap(l.v)) + 2*(cap(l.k16)+cap(l.v16)) }
 
 func (l *Layer) slot(pos int) int {
 	if l.Window > 0 {
@@ -53,30 +105,72 @@ func (l *Layer) slot(pos int) int {
 	return pos - l.base
 }
 
-// Append stores the key and value of the next position.
+// Append stores the key and value of the next position (an f16 layer
+// rounds them with kernels.F32ToF16, as attention rounds a step's rows).
 func (l *Layer) Append(k, v []float32) {
-	if len(k) != l.Dim || len(v) != l.Dim {
-		panic(fmt.Sprintf("kv: append of %d/%d values to a layer of dim %d", len(k), len(v), l.Dim))
+	l.checkDim(len(k), len(v))
+	s := l.reserve()
+	if l.typ == F16 {
+		kernels.F32ToF16(l.k16[s*l.Dim:(s+1)*l.Dim], k)
+		kernels.F32ToF16(l.v16[s*l.Dim:(s+1)*l.Dim], v)
+	} else {
+		copy(l.k[s*l.Dim:], k)
+		copy(l.v[s*l.Dim:], v)
 	}
-	s := l.slot(l.n)
-	if need := (s + 1) * l.Dim; need > len(l.k) {
-		grow := need
-		if l.Window > 0 {
-			grow = l.Window * l.Dim
-			if c := 2 * len(l.k); c < grow && c >= need {
-				grow = c
-			}
-		}
-		l.k = growTo(l.k, grow)
-		l.v = growTo(l.v, grow)
-	}
-	copy(l.k[s*l.Dim:], k)
-	copy(l.v[s*l.Dim:], v)
 	l.n++
 }
 
+// AppendF16 stores the key and value of the next position of an f16
+// layer, already rounded.
+func (l *Layer) AppendF16(k, v []uint16) {
+	l.checkDim(len(k), len(v))
+	l.mustBe(F16)
+	s := l.reserve()
+	copy(l.k16[s*l.Dim:], k)
+	copy(l.v16[s*l.Dim:], v)
+	l.n++
+}
+
+func (l *Layer) checkDim(nk, nv int) {
+	if nk != l.Dim || nv != l.Dim {
+		panic(fmt.Sprintf("kv: append of %d/%d values to a layer of dim %d", nk, nv, l.Dim))
+	}
+}
+
+func (l *Layer) mustBe(t Type) {
+	if l.typ != t {
+		panic(fmt.Sprintf("kv: %s access to an %s layer", t, l.typ))
+	}
+}
+
+// reserve makes room for the next position and returns its slot.
+func (l *Layer) reserve() int {
+	s := l.slot(l.n)
+	have := len(l.k)
+	if l.typ == F16 {
+		have = len(l.k16)
+	}
+	if need := (s + 1) * l.Dim; need > have {
+		grow := need
+		if l.Window > 0 {
+			grow = l.Window * l.Dim
+			if c := 2 * have; c < grow && c >= need {
+				grow = c
+			}
+		}
+		if l.typ == F16 {
+			l.k16 = growTo(l.k16, grow)
+			l.v16 = growTo(l.v16, grow)
+		} else {
+			l.k = growTo(l.k, grow)
+			l.v = growTo(l.v, grow)
+		}
+	}
+	return s
+}
+
 // growTo extends s to length n, doubling capacity for amortised appends.
-func growTo(s []float32, n int) []float32 {
+func growTo[T any](s []T, n int) []T {
 	if n <= cap(s) {
 		return s[:n]
 	}
@@ -84,40 +178,87 @@ func growTo(s []float32, n int) []float32 {
 	if c < n {
 		c = n
 	}
-	out := make([]float32, n, c)
+	out := make([]T, n, c)
 	copy(out, s)
 	return out
 }
 
-// Key returns the key row of a position that is still held.
+// Key returns the key row of a position that is still held: the stored
+// row of a float32 layer, a widened copy for an f16 one.
 func (l *Layer) Key(pos int) []float32 {
 	s := l.slot(l.check(pos))
+	if l.typ == F16 {
+		return widen(l.k16[s*l.Dim : (s+1)*l.Dim])
+	}
 	return l.k[s*l.Dim : (s+1)*l.Dim]
 }
 
-// Value returns the value row of a position that is still held.
+// Value returns the value row of a position that is still held, as Key.
 func (l *Layer) Value(pos int) []float32 {
 	s := l.slot(l.check(pos))
+	if l.typ == F16 {
+		return widen(l.v16[s*l.Dim : (s+1)*l.Dim])
+	}
 	return l.v[s*l.Dim : (s+1)*l.Dim]
+}
+
+// KeyF16 returns the stored key row of a position of an f16 layer.
+func (l *Layer) KeyF16(pos int) []uint16 {
+	l.mustBe(F16)
+	s := l.slot(l.check(pos))
+	return l.k16[s*l.Dim : (s+1)*l.Dim]
+}
+
+// ValueF16 returns the stored value row of a position of an f16 layer.
+func (l *Layer) ValueF16(pos int) []uint16 {
+	l.mustBe(F16)
+	s := l.slot(l.check(pos))
+	return l.v16[s*l.Dim : (s+1)*l.Dim]
+}
+
+func widen(h []uint16) []float32 {
+	out := make([]float32, len(h))
+	kernels.F16ToF32(out, h)
+	return out
 }
 
 // Run returns the key and value rows of positions pos, pos+1, ... that
 // are stored one after another (row i at [i*Dim, (i+1)*Dim)), as many as
 // m <= n of them: all n unless a sliding layer's ring wraps first, when
 // the rest start again at Run(pos+m, n-m). Every position asked for must
-// still be held.
+// still be held. The layer must be float32 (RunF16 for f16).
 func (l *Layer) Run(pos, n int) (k, v []float32, m int) {
-	if n <= 0 {
+	l.mustBe(F32)
+	s, m := l.run(pos, n)
+	if m == 0 {
 		return nil, nil, 0
+	}
+	return l.k[s*l.Dim : (s+m)*l.Dim], l.v[s*l.Dim : (s+m)*l.Dim], m
+}
+
+// RunF16 is Run for an f16 layer: the stored half rows.
+func (l *Layer) RunF16(pos, n int) (k, v []uint16, m int) {
+	l.mustBe(F16)
+	s, m := l.run(pos, n)
+	if m == 0 {
+		return nil, nil, 0
+	}
+	return l.k16[s*l.Dim : (s+m)*l.Dim], l.v16[s*l.Dim : (s+m)*l.Dim], m
+}
+
+// run is the slot of pos and how many of n positions follow it in order.
+func (l *Layer) run(pos, n int) (s, m int) {
+	if n <= 0 {
+		return 0, 0
 	}
 	l.check(pos)
 	l.check(pos + n - 1)
-	s := l.slot(pos)
+	s = l.slot(pos)
 	m = n
 	if l.Window > 0 {
 		m = min(n, l.Window-s)
 	}
-	return l.k[s*l.Dim : (s+m)*l.Dim], l.v[s*l.Dim : (s+m)*l.Dim], m
+	return s, m
 }
 
 func (l *Layer) check(pos int) int {
@@ -154,6 +295,14 @@ func (c *Cache) Len() int {
 	return c.Layers[0].Len()
 }
 
+// Type is the element type of the layers (F32 for a cache without any).
+func (c *Cache) Type() Type {
+	if len(c.Layers) == 0 {
+		return F32
+	}
+	return c.Layers[0].Type()
+}
+
 // Bytes is the memory held by all layers.
 func (c *Cache) Bytes() int {
 	n := 0
@@ -171,6 +320,8 @@ func (c *Cache) Clone() *Cache {
 		m := *l
 		m.k = append([]float32(nil), l.k...)
 		m.v = append([]float32(nil), l.v...)
+		m.k16 = append([]uint16(nil), l.k16...)
+		m.v16 = append([]uint16(nil), l.v16...)
 		out.Layers[i] = &m
 	}
 	return out

@@ -116,3 +116,81 @@ func TestRun(t *testing.T) {
 	}
 	l.Run(2, 3)
 }
+
+// TestF16Layer: an f16 layer keeps its rows rounded to halves (values
+// exact in f16 come back unchanged, others round to nearest even), wraps
+// its ring, rewinds, clones independently and counts 2 bytes an element.
+func TestF16Layer(t *testing.T) {
+	const dim, window = 8, 16
+	for _, w := range []int{0, window} {
+		l := NewLayerOf(dim, w, F16)
+		for p := 0; p < 3*window; p++ {
+			l.Append(row(dim, float32(p)), row(dim, -float32(p)-1.0/4096))
+		}
+		if l.Type() != F16 || l.Len() != 3*window {
+			t.Fatalf("window %d: type %v len %d", w, l.Type(), l.Len())
+		}
+		if want := 2 * 2 * dim * l.Stored(); w > 0 && l.Bytes() != want {
+			t.Errorf("window %d: %d bytes, want %d", w, l.Bytes(), want)
+		}
+		for p := l.First(); p < l.Len(); p++ {
+			// -p - 2^-12 rounds to -p in half precision once p >= 1.
+			wantV := -float32(p) - 1.0/4096
+			if p >= 1 {
+				wantV = -float32(p)
+			}
+			if l.Key(p)[0] != float32(p) || l.Value(p)[dim-1] != wantV {
+				t.Fatalf("window %d position %d: key %v value %v", w, p, l.Key(p)[0], l.Value(p)[dim-1])
+			}
+			if l.KeyF16(p)[1] != 0x3c00 && p == 1 {
+				t.Fatalf("position 1 stored as %#x", l.KeyF16(p)[1])
+			}
+		}
+		// Run's rows are the stored rows, in at most two runs.
+		runs := 0
+		for p := l.First(); p < l.Len(); runs++ {
+			k, v, m := l.RunF16(p, l.Len()-p)
+			for i := 0; i < m; i++ {
+				if k[i*dim] != l.KeyF16(p + i)[0] || v[i*dim] != l.ValueF16(p + i)[0] {
+					t.Fatalf("window %d: RunF16(%d) row %d", w, p, i)
+				}
+			}
+			p += m
+		}
+		if runs > 2 {
+			t.Errorf("window %d: %d runs", w, runs)
+		}
+		c := &Cache{Layers: []*Layer{l}}
+		d := c.Clone()
+		if err := l.Truncate(l.Len() - 1); err != nil && w == 0 {
+			t.Fatal(err)
+		}
+		l.AppendF16(make([]uint16, dim), make([]uint16, dim))
+		if d.Type() != F16 || d.Layers[0].Key(d.Len() - 1)[0] != float32(3*window-1) {
+			t.Errorf("window %d: clone changed with the original", w)
+		}
+	}
+	// f32 accessors on an f16 layer are refused rather than misread.
+	defer func() {
+		if recover() == nil {
+			t.Error("Run on an f16 layer did not panic")
+		}
+	}()
+	l := NewLayerOf(4, 0, F16)
+	l.Append(row(4, 1), row(4, 1))
+	l.Run(0, 1)
+}
+
+func TestParseType(t *testing.T) {
+	for _, s := range []string{"f16", "f32"} {
+		if typ, err := ParseType(s); err != nil || typ.String() != s {
+			t.Errorf("%s: %v %v", s, typ, err)
+		}
+	}
+	if _, err := ParseType("q8_0"); err == nil {
+		t.Error("q8_0 accepted")
+	}
+	if F16.Size() != 2 || F32.Size() != 4 {
+		t.Error("sizes")
+	}
+}

@@ -9,7 +9,9 @@ import (
 // resident is the part of the layer's buffers in physical memory: a
 // sliding layer allocates its whole window at the first append but fills
 // it a row at a time, and pages never written are not resident.
-func (l *Layer) resident() int64 { return ledger.Resident(l.k) + ledger.Resident(l.v) }
+func (l *Layer) resident() int64 {
+	return ledger.Resident(l.k) + ledger.Resident(l.v) + ledger.Resident(l.k16) + ledger.Resident(l.v16)
+}
 
 // RegisterMemory adds one ledger line per layer, "<prefix> layer N (full)"
 // or "(sliding W)", measured at each report. The cache must not be

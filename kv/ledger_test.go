@@ -38,3 +38,25 @@ func TestRegisterMemory(t *testing.T) {
 		t.Errorf("category %q", e.Category)
 	}
 }
+
+// TestRegisterMemoryF16: an f16 cache reports half the bytes of float32.
+func TestRegisterMemoryF16(t *testing.T) {
+	c := &Cache{Layers: []*Layer{NewLayerOf(64, 0, F16), NewLayerOf(64, 16, F16)}}
+	row := make([]float32, 64)
+	for range 40 {
+		for _, l := range c.Layers {
+			l.Append(row, row)
+		}
+	}
+	led := ledger.New()
+	c.RegisterMemory(led, "KV")
+	r := led.Report()
+	sliding, _ := r.Find("KV layer 1 (sliding 16)")
+	full, _ := r.Find("KV layer 0 (full)")
+	if sliding.Bytes != 2*2*16*64 || full.Bytes != int64(c.Layers[0].Bytes()) || full.Bytes < 2*2*40*64 || full.Bytes >= 2*4*40*64 {
+		t.Errorf("f16 bytes: full %d, sliding %d", full.Bytes, sliding.Bytes)
+	}
+	if full.Resident <= 0 || full.Resident > full.Bytes {
+		t.Errorf("resident %d of %d", full.Resident, full.Bytes)
+	}
+}

@@ -24,6 +24,11 @@ type attendCase struct {
 // one by one, so a sliding ring wraps) and random q, k and v for the
 // new tokens of each sequence.
 func newAttendCase(r *rand.Rand, heads, kvHeads, hd, window int, cached, added []int) *attendCase {
+	return newAttendCaseOf(r, kv.F32, heads, kvHeads, hd, window, cached, added)
+}
+
+// newAttendCaseOf is newAttendCase with caches of element type typ.
+func newAttendCaseOf(r *rand.Rand, typ kv.Type, heads, kvHeads, hd, window int, cached, added []int) *attendCase {
 	a := Attention{Heads: heads, KVHeads: kvHeads, HeadDim: hd, Scale: InvSqrt(hd)}
 	kvd, qd := kvHeads*hd, heads*hd
 	rnd := func(n int) []float32 {
@@ -35,7 +40,7 @@ func newAttendCase(r *rand.Rand, heads, kvHeads, hd, window int, cached, added [
 	}
 	c := &attendCase{a: a, window: window, b: &Batch{}}
 	for i := range cached {
-		cache := &kv.Cache{Layers: []*kv.Layer{kv.NewLayer(kvd, window)}}
+		cache := &kv.Cache{Layers: []*kv.Layer{kv.NewLayerOf(kvd, window, typ)}}
 		for p := 0; p < cached[i]; p++ {
 			cache.Layers[0].Append(rnd(kvd), rnd(kvd))
 		}
@@ -55,13 +60,36 @@ func newAttendCase(r *rand.Rand, heads, kvHeads, hd, window int, cached, added [
 
 func (c *attendCase) out() []float32 { return make([]float32, len(c.b.Tokens)*c.a.Heads*c.a.HeadDim) }
 
+// rounded is this step's keys and values as an f16 cache attends them:
+// rounded to halves and widened back (exact); float32 caches use them as
+// they are.
+func (c *attendCase) rounded() (k, v []float32) {
+	if c.b.Cache[0].Type() != kv.F16 {
+		return c.k, c.v
+	}
+	round := func(x []float32) []float32 {
+		h := make([]uint16, len(x))
+		kernels.F32ToF16(h, x)
+		out := make([]float32, len(x))
+		kernels.F16ToF32(out, h)
+		return out
+	}
+	return round(c.k), round(c.v)
+}
+
 // benchAttend times one layer's attention for a sequence of cached
 // positions adding added tokens. cpu-ns/op (Linux) is the process's CPU
 // time, every thread, which shared cores disturb less than the time.
 //
 // The Spark-X2.5-1.7B attention shape: 8 query heads on 2 KV heads of 256.
 func benchAttend(b *testing.B, cached, added int) {
-	c := newAttendCase(rand.New(rand.NewPCG(1, 2)), 8, 2, 256, 512, []int{cached}, []int{added})
+	for _, typ := range []kv.Type{kv.F32, kv.F16} {
+		b.Run(typ.String(), func(b *testing.B) { benchAttendOf(b, typ, cached, added) })
+	}
+}
+
+func benchAttendOf(b *testing.B, typ kv.Type, cached, added int) {
+	c := newAttendCaseOf(rand.New(rand.NewPCG(1, 2)), typ, 8, 2, 256, 512, []int{cached}, []int{added})
 	out := c.out()
 	b.ResetTimer()
 	cpu := cputime.Process()
@@ -143,8 +171,17 @@ func (a *Attention) attendRows(b *Batch, li, window int, q, k, v, out []float32)
 // TestAttendMatchesRows checks tiled attention against the row-by-row
 // reference, bit for bit, over head shapes (group sizes, head dims that
 // exercise the kernels' 8-float and scalar tails), full and sliding
-// layers (rings that wrap), resumed caches and several sequences.
+// layers (rings that wrap), resumed caches and several sequences, with
+// float32 and f16 caches (the reference reads an f16 cache's widened rows
+// and this step's rows rounded as the cache stores them: a row decoded
+// alone, in a batch or from the cache gets the same bits).
 func TestAttendMatchesRows(t *testing.T) {
+	for _, typ := range []kv.Type{kv.F32, kv.F16} {
+		t.Run(typ.String(), func(t *testing.T) { testAttendMatchesRows(t, typ) })
+	}
+}
+
+func testAttendMatchesRows(t *testing.T, typ kv.Type) {
 	r := rand.New(rand.NewPCG(3, 4))
 	for _, tc := range []struct {
 		heads, kvHeads, hd, window int
@@ -167,9 +204,10 @@ func TestAttendMatchesRows(t *testing.T) {
 		{4, 2, 32, 150, []int{260, 0, 5}, []int{3, 300, 1}},
 		{6, 3, 40, 130, []int{0, 513}, []int{140, 2}},
 	} {
-		c := newAttendCase(r, tc.heads, tc.kvHeads, tc.hd, tc.window, tc.cached, tc.added)
+		c := newAttendCaseOf(r, typ, tc.heads, tc.kvHeads, tc.hd, tc.window, tc.cached, tc.added)
 		want := c.out()
-		c.a.attendRows(c.b, 0, c.window, c.q, c.k, c.v, want)
+		rk, rv := c.rounded()
+		c.a.attendRows(c.b, 0, c.window, c.q, rk, rv, want)
 		// One thread computes whole tiles; 2 and 64 split the chunks of
 		// few tiles across threads (and 64 splits their KV heads too).
 		for _, threads := range []int{1, 2, 64} {
@@ -188,16 +226,35 @@ func TestAttendMatchesRows(t *testing.T) {
 }
 
 // TestAttendAccuracy compares Attend with softmax attention computed in
-// float64: the chunked softmax must not cost more than float32 rounding.
+// float64: the chunked softmax must not cost more than float32 rounding
+// (max abs error 2e-6 on outputs of size ~0.1-1). With an f16 cache the
+// reference is computed on the f16-rounded keys and values (those of the
+// cache and this step's, rounded as the cache stores them), and the same
+// 2e-6 holds: rounding to f16 is the only change, and it is exact in the
+// reference too.
 func TestAttendAccuracy(t *testing.T) {
+	for _, typ := range []kv.Type{kv.F32, kv.F16} {
+		t.Run(typ.String(), func(t *testing.T) { testAttendAccuracy(t, typ) })
+	}
+}
+
+func testAttendAccuracy(t *testing.T, typ kv.Type) {
 	r := rand.New(rand.NewPCG(5, 6))
 	for _, tc := range []struct {
 		window, cached, added int
 	}{{0, 0, 200}, {0, 1000, 1}, {300, 1000, 3}, {0, 127, 2}} {
-		c := newAttendCase(r, 8, 2, 64, tc.window, []int{tc.cached}, []int{tc.added})
+		c := newAttendCaseOf(r, typ, 8, 2, 64, tc.window, []int{tc.cached}, []int{tc.added})
+		rk, rv := c.rounded()
 		a, b := c.a, c.b
 		hd, qd, kvd := a.HeadDim, a.Heads*a.HeadDim, a.KVHeads*a.HeadDim
 		layer := b.Cache[0].Layers[0]
+		// The cache's rows, widened once (an f16 layer's Key is a copy).
+		keys, values := map[int][]float32{}, map[int][]float32{}
+		for p := layer.First(); p < layer.Len(); p++ {
+			keys[p], values[p] = layer.Key(p), layer.Value(p)
+		}
+		key := func(p int) []float32 { return keys[p] }
+		value := func(p int) []float32 { return values[p] }
 		for _, threads := range []int{1, 2} {
 			kernels.SetThreads(threads)
 			got := c.out()
@@ -218,7 +275,7 @@ func TestAttendAccuracy(t *testing.T) {
 					mx := math.Inf(-1)
 					for p := f; p <= b.Pos[row]; p++ {
 						var d float64
-						for i, kx := range vec(p, layer.Key, c.k) {
+						for i, kx := range vec(p, key, rk) {
 							d += float64(c.q[row*qd+h*hd+i]) * float64(kx)
 						}
 						sc = append(sc, d*float64(a.Scale))
@@ -232,7 +289,7 @@ func TestAttendAccuracy(t *testing.T) {
 					for i := 0; i < hd; i++ {
 						var want float64
 						for j := range sc {
-							want += sc[j] / sum * float64(vec(f+j, layer.Value, c.v)[i])
+							want += sc[j] / sum * float64(vec(f+j, value, rv)[i])
 						}
 						worst = math.Max(worst, math.Abs(float64(got[row*qd+h*hd+i])-want))
 					}
@@ -252,6 +309,12 @@ func TestAttendAccuracy(t *testing.T) {
 // 21 sliding layers of window 512): about 100 MB of keys and values, far
 // more than the caches hold, as in a real decode step.
 func BenchmarkAttendDecodeModel2048(b *testing.B) {
+	for _, typ := range []kv.Type{kv.F32, kv.F16} {
+		b.Run(typ.String(), func(b *testing.B) { benchAttendDecodeModel(b, typ) })
+	}
+}
+
+func benchAttendDecodeModel(b *testing.B, typ kv.Type) {
 	const depth = 2048
 	r := rand.New(rand.NewPCG(3, 4))
 	var cases []*attendCase
@@ -260,7 +323,7 @@ func BenchmarkAttendDecodeModel2048(b *testing.B) {
 		if l%4 == 3 {
 			window = 0
 		}
-		cases = append(cases, newAttendCase(r, 8, 2, 256, window, []int{depth}, []int{1}))
+		cases = append(cases, newAttendCaseOf(r, typ, 8, 2, 256, window, []int{depth}, []int{1}))
 	}
 	out := cases[0].out()
 	b.ResetTimer()

@@ -37,6 +37,10 @@ func (c *Config) NewBatch(seqs []Seq) (*Batch, error) {
 		if err := c.CheckTokens(s.Tokens); err != nil {
 			return nil, fmt.Errorf("sequence %d: %w", i, err)
 		}
+		// Attention rounds a step's rows once for the whole batch.
+		if t := s.Cache.Type(); t != seqs[0].Cache.Type() {
+			return nil, fmt.Errorf("sequence %d: %s cache in a batch of %s caches", i, t, seqs[0].Cache.Type())
+		}
 		start, row0 := s.Cache.Len(), len(b.Tokens)
 		for j, t := range s.Tokens {
 			if s.AllLogits || j == len(s.Tokens)-1 {

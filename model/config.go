@@ -3,6 +3,8 @@ package model
 import (
 	"fmt"
 	"strings"
+
+	"github.com/siskin-ml/siskin/kv"
 )
 
 // RopeStyle is how RoPE pairs dimensions.
@@ -44,6 +46,10 @@ type Config struct {
 	Rope          RopeStyle
 	Tied          bool // output head shares the embedding matrix
 	LayerSpecs    []LayerSpec
+	// KVType is the element type of the caches NewCache makes: f16 for
+	// a model read from a file (Common), as llama.cpp's default; set it
+	// before making caches (tests against float32 goldens pin F32).
+	KVType kv.Type
 }
 
 // QDim is the width of all query heads together.
@@ -202,7 +208,7 @@ func (s *Source) HFStrings(path string) ([]string, bool) {
 // Common reads the hyper-parameters every decoder here shares. Each
 // architecture then fills LayerSpecs and its own specifics.
 func (s *Source) Common() (*Config, error) {
-	c := &Config{Arch: s.Arch()}
+	c := &Config{Arch: s.Arch(), KVType: kv.F16}
 	var err error
 	ints := []struct {
 		dst *int
@@ -248,7 +254,7 @@ func (s *Source) Common() (*Config, error) {
 }
 
 // KVBytes is the key/value cache size for a sequence of ctx positions
-// with float32 entries: full layers hold every position, sliding layers at
+// with KVType entries: full layers hold every position, sliding layers at
 // most the window.
 func (c *Config) KVBytes(ctx int) int64 {
 	var total int64
@@ -257,7 +263,7 @@ func (c *Config) KVBytes(ctx int) int64 {
 		if l.Sliding && c.SlidingWindow < n {
 			n = c.SlidingWindow
 		}
-		total += int64(n) * int64(c.KVDim()) * 2 * 4
+		total += int64(n) * int64(c.KVDim()) * 2 * int64(c.KVType.Size())
 	}
 	return total
 }

@@ -42,7 +42,8 @@ func Forward(m Model, c *kv.Cache, tokens []int, all bool) ([]float32, error) {
 	return out[0], nil
 }
 
-// NewCache builds a cache with a full or sliding layer per LayerSpec.
+// NewCache builds a cache with a full or sliding layer per LayerSpec, of
+// element type KVType.
 func (c *Config) NewCache() *kv.Cache {
 	cache := &kv.Cache{Layers: make([]*kv.Layer, c.Layers)}
 	for i, l := range c.LayerSpecs {
@@ -50,7 +51,7 @@ func (c *Config) NewCache() *kv.Cache {
 		if l.Sliding {
 			w = c.SlidingWindow
 		}
-		cache.Layers[i] = kv.NewLayer(c.KVDim(), w)
+		cache.Layers[i] = kv.NewLayerOf(c.KVDim(), w, c.KVType)
 	}
 	return cache
 }
@@ -130,7 +131,75 @@ type Attention struct {
 // one thread, costliest first; otherwise (decode) the tiles' chunks run in
 // parallel, split by KV head too when they are few, and are folded once
 // all have run.
+//
+// An f16 cache (kv.F16) holds its rows rounded to halves; this step's
+// keys and values are rounded the same way (kernels.F32ToF16, as
+// kv.Layer.Append stores them) before they are attended, so a position
+// reads the same bits from this step as it later will from the cache, and
+// batches, decode steps and thread counts still agree bit for bit.
 func (a *Attention) Attend(b *Batch, li, window int, q, k, v, out []float32) {
+	st := &stepKV{k: k, v: v}
+	if b.Cache[0].Layers[li].Type() == kv.F16 {
+		n := len(b.Tokens) * a.KVHeads * a.HeadDim
+		buf := halfPool.Get().(*[]uint16)
+		if cap(*buf) < 2*n {
+			*buf = make([]uint16, 2*n)
+		}
+		st.k16, st.v16 = (*buf)[:n], (*buf)[n:2*n]
+		kernels.F32ToF16(st.k16, k[:n])
+		kernels.F32ToF16(st.v16, v[:n])
+		defer halfPool.Put(buf)
+	}
+	a.attend(b, li, window, q, st, out)
+}
+
+// halfPool holds the f16 copies of a step's keys and values.
+var halfPool = sync.Pool{New: func() any { return new([]uint16) }}
+
+// stepKV is this step's keys and values (rows of the batch): float32,
+// and for an f16 cache the same rows rounded to halves, which are the
+// ones attended.
+type stepKV struct {
+	k, v     []float32
+	k16, v16 []uint16
+}
+
+// kvRows points at key or value rows of either element type (the other
+// slice nil); the zero value is no rows.
+type kvRows struct {
+	f []float32
+	h []uint16
+}
+
+// from is the rows starting i elements in.
+func (r kvRows) from(i int) kvRows {
+	if r.h != nil {
+		return kvRows{h: r.h[i:]}
+	}
+	if r.f != nil {
+		return kvRows{f: r.f[i:]}
+	}
+	return kvRows{}
+}
+
+func (r kvRows) none() bool { return r.f == nil && r.h == nil }
+
+// keys and values are this step's rows from row r on.
+func (st *stepKV) keys(r int) kvRows {
+	if st.k16 != nil {
+		return kvRows{h: st.k16[r:]}
+	}
+	return kvRows{f: st.k[r:]}
+}
+
+func (st *stepKV) values(r int) kvRows {
+	if st.v16 != nil {
+		return kvRows{h: st.v16[r:]}
+	}
+	return kvRows{f: st.v[r:]}
+}
+
+func (a *Attention) attend(b *Batch, li, window int, q []float32, st *stepKV, out []float32) {
 	tiles := a.tiles(b, window)
 	nt := kernels.Threads()
 	parts := 0 // rows x chunks of the tiles
@@ -138,7 +207,7 @@ func (a *Attention) Attend(b *Batch, li, window int, q, k, v, out []float32) {
 		parts += (t.t1 - t.t0) * (t.c1 - t.c0)
 	}
 	if nt > 1 && len(tiles) < 4*nt && parts*a.Heads*a.HeadDim <= maxSplitFloats {
-		a.attendSplit(b, li, window, q, k, v, out, tiles)
+		a.attendSplit(b, li, window, q, st, out, tiles)
 		return
 	}
 	slices.SortStableFunc(tiles, func(x, y attendTile) int { return cmp.Compare(y.cost, x.cost) })
@@ -150,7 +219,7 @@ func (a *Attention) Attend(b *Batch, li, window int, q, k, v, out []float32) {
 	kernels.ParallelFor(len(tiles), unit, 1, func(lo, hi int) {
 		s := a.scratch(tileTokens)
 		for _, t := range tiles[lo:hi] {
-			a.attendWhole(b, li, window, q, k, v, out, t, s)
+			a.attendWhole(b, li, window, q, st, out, t, s)
 		}
 		scratchPool.Put(s)
 	})
@@ -243,14 +312,14 @@ func (a *Attention) tiles(b *Batch, window int) []attendTile {
 
 // attendWhole computes a tile, its chunks one after another, each folded
 // into out as soon as it is done.
-func (a *Attention) attendWhole(b *Batch, li, window int, q, k, v, out []float32, tile attendTile, s *attendScratch) {
+func (a *Attention) attendWhole(b *Batch, li, window int, q []float32, st *stepKV, out []float32, tile attendTile, s *attendScratch) {
 	hd, qd := a.HeadDim, a.Heads*a.HeadDim
 	for c := tile.c0; c < tile.c1; c++ {
-		var next []float32 // the next chunk's first keys
+		var next kvRows // the next chunk's first keys
 		if c+1 < tile.c1 {
-			next = a.firstKeys(b, li, window, k, tile, c+1)
+			next = a.firstKeys(b, li, window, st, tile, c+1)
 		}
-		a.attendChunk(b, li, window, q, k, v, tile, c, 0, a.Heads, s, s.oc, s.mc, s.lc, next)
+		a.attendChunk(b, li, window, q, st, tile, c, 0, a.Heads, s, s.oc, s.mc, s.lc, next)
 		for t := tile.t0; t < tile.t1; t++ {
 			if s, e := span(b, window, t, c); s >= e {
 				continue
@@ -273,16 +342,20 @@ func (a *Attention) attendWhole(b *Batch, li, window int, q, k, v, out []float32
 
 // firstKeys is the key rows of the first position of chunk c that the
 // tile's rows see.
-func (a *Attention) firstKeys(b *Batch, li, window int, k []float32, tile attendTile, c int) []float32 {
+func (a *Attention) firstKeys(b *Batch, li, window int, st *stepKV, tile attendTile, c int) kvRows {
 	p, _ := span(b, window, tile.t0, c)
 	layer := b.Cache[tile.t0].Layers[li]
 	if cached := layer.Len(); p >= cached {
 		kvd := a.KVHeads * a.HeadDim
 		r := b.Row0[tile.t0] + p - cached
-		return k[r*kvd:]
+		return st.keys(r * kvd)
+	}
+	if layer.Type() == kv.F16 {
+		ks, _, _ := layer.RunF16(p, 1)
+		return kvRows{h: ks}
 	}
 	ks, _, _ := layer.Run(p, 1)
-	return ks
+	return kvRows{f: ks}
 }
 
 // fold adds a chunk's partial softmax (maximum mc, sum lc, weighted sum
@@ -323,7 +396,7 @@ var partsPool = sync.Pool{New: func() any { return new(splitParts) }}
 
 // attendSplit computes every chunk of every tile as its own item, on all
 // threads, then folds each row and head's chunks in order.
-func (a *Attention) attendSplit(b *Batch, li, window int, q, k, v, out []float32, tiles []attendTile) {
+func (a *Attention) attendSplit(b *Batch, li, window int, q []float32, st *stepKV, out []float32, tiles []attendTile) {
 	hd, qd := a.HeadDim, a.Heads*a.HeadDim
 	group := a.Heads / a.KVHeads
 	chunks, rows := 0, 0
@@ -363,14 +436,14 @@ func (a *Attention) attendSplit(b *Batch, li, window int, q, k, v, out []float32
 		s := a.scratch(rows)
 		for i := lo; i < hi; i++ {
 			it := items[i]
-			var next []float32 // the keys of this thread's next item
+			var next kvRows // the keys of this thread's next item
 			if i+1 < hi {
 				nt := items[i+1]
-				next = a.firstKeys(b, li, window, k, tiles[nt.tile], nt.c)
+				next = a.firstKeys(b, li, window, st, tiles[nt.tile], nt.c)
 			}
 			tile := tiles[it.tile]
 			r, n := it.at, (tile.t1-tile.t0)*a.Heads
-			a.attendChunk(b, li, window, q, k, v, tile, it.c, it.g0*group, it.g1*group,
+			a.attendChunk(b, li, window, q, st, tile, it.c, it.g0*group, it.g1*group,
 				s, p.o[r*hd:(r+n)*hd], p.m[r:r+n], p.l[r:r+n], next)
 		}
 		scratchPool.Put(s)
@@ -399,16 +472,16 @@ func (a *Attention) attendSplit(b *Batch, li, window int, q, k, v, out []float32
 }
 
 // kvBlock is up to keyBlock (or valueBlock) consecutive positions [p0,
-// p0+m) whose key and value rows are kvd floats apart in ks and vs.
+// p0+m) whose key and value rows are kvd elements apart in ks and vs.
 type kvBlock struct {
 	p0, m  int
-	ks, vs []float32
+	ks, vs kvRows
 }
 
 // chunkBlocks appends the blocks of the positions of chunk c that the
 // tile's rows see, in order of position: those in the cache (one run, or
 // two where a sliding layer's ring wraps), then those of this step.
-func (a *Attention) chunkBlocks(dst []kvBlock, b *Batch, li, window int, k, v []float32, tile attendTile, c, size int) []kvBlock {
+func (a *Attention) chunkBlocks(dst []kvBlock, b *Batch, li, window int, st *stepKV, tile attendTile, c, size int) []kvBlock {
 	kvd := a.KVHeads * a.HeadDim
 	layer := b.Cache[tile.t0].Layers[li]
 	cached := layer.Len()                // positions before this step
@@ -416,16 +489,23 @@ func (a *Attention) chunkBlocks(dst []kvBlock, b *Batch, li, window int, k, v []
 	lo, _ := span(b, window, tile.t0, c) // rows further down see no less
 	_, hi := span(b, window, tile.t1-1, c)
 	p := lo
+	f16 := layer.Type() == kv.F16
 	for p < min(hi, cached) {
-		ks, vs, m := layer.Run(p, min(hi, cached)-p)
+		var ks, vs kvRows
+		var m int
+		if f16 {
+			ks.h, vs.h, m = layer.RunF16(p, min(hi, cached)-p)
+		} else {
+			ks.f, vs.f, m = layer.Run(p, min(hi, cached)-p)
+		}
 		for i := 0; i < m; i += size {
-			dst = append(dst, kvBlock{p + i, min(size, m-i), ks[i*kvd:], vs[i*kvd:]})
+			dst = append(dst, kvBlock{p + i, min(size, m-i), ks.from(i * kvd), vs.from(i * kvd)})
 		}
 		p += m
 	}
 	for ; p < hi; p += size {
 		r := row0 + p - cached
-		dst = append(dst, kvBlock{p, min(size, hi-p), k[r*kvd:], v[r*kvd:]})
+		dst = append(dst, kvBlock{p, min(size, hi-p), st.keys(r * kvd), st.values(r * kvd)})
 	}
 	return dst
 }
@@ -439,14 +519,14 @@ func (a *Attention) chunkBlocks(dst []kvBlock, b *Batch, li, window int, k, v []
 // values prefetches the next one as it is read (the last block of keys
 // the first of values, and the last block of values next, the keys the
 // thread reads after this chunk, or nothing when nil).
-func (a *Attention) attendChunk(b *Batch, li, window int, q, k, v []float32, tile attendTile, c, h0, h1 int,
-	s *attendScratch, oc, mc []float32, lc []float64, next []float32) {
+func (a *Attention) attendChunk(b *Batch, li, window int, q []float32, st *stepKV, tile attendTile, c, h0, h1 int,
+	s *attendScratch, oc, mc []float32, lc []float64, next kvRows) {
 	hd, group := a.HeadDim, a.Heads/a.KVHeads
 	qd, kvd := a.Heads*hd, a.KVHeads*hd
 	t0, t1 := tile.t0, tile.t1
 	cs := c * attnChunk
 	sc := s.sc
-	s.blocks = a.chunkBlocks(s.blocks[:0], b, li, window, k, v, tile, c, keyBlock)
+	s.blocks = a.chunkBlocks(s.blocks[:0], b, li, window, st, tile, c, keyBlock)
 	blocks := s.blocks
 	// Scores, one block of keys at a time for every row and head.
 	for j, blk := range blocks {
@@ -458,14 +538,16 @@ func (a *Attention) attendChunk(b *Batch, li, window int, q, k, v []float32, til
 			s, e := span(b, window, t, c)
 			if s, e = max(s, blk.p0), min(e, blk.p0+blk.m); s < e {
 				for h := h0; h < h1; h += group {
-					var n []float32
-					if nx != nil {
-						n = nx[(h/group)*hd:]
+					n := nx.from((h / group) * hd)
+					ks := blk.ks.from((s-blk.p0)*kvd + (h/group)*hd)
+					out, qh := sc[((t-t0)*a.Heads+h)*attnChunk+s-cs:], q[t*qd+h*hd:]
+					if ks.h != nil {
+						kernels.DotRowsMultiNextF16(out, attnChunk, qh, hd, group, hd, ks.h, kvd, e-s, a.Scale, n.h)
+					} else {
+						kernels.DotRowsMultiNext(out, attnChunk, qh, hd, group, hd, ks.f, kvd, e-s, a.Scale, n.f)
 					}
-					kernels.DotRowsMultiNext(sc[((t-t0)*a.Heads+h)*attnChunk+s-cs:], attnChunk, q[t*qd+h*hd:], hd,
-						group, hd, blk.ks[(s-blk.p0)*kvd+(h/group)*hd:], kvd, e-s, a.Scale, n)
 				}
-				nx = nil // the tile's other rows read the same block
+				nx = kvRows{} // the tile's other rows read the same block
 			}
 		}
 	}
@@ -482,7 +564,7 @@ func (a *Attention) attendChunk(b *Batch, li, window int, q, k, v []float32, til
 	}
 	// The weighted sums of values, a block of value rows at a time; each
 	// output element takes its multiply-adds in order of position.
-	s.blocks = a.chunkBlocks(s.blocks[:0], b, li, window, k, v, tile, c, valueBlock)
+	s.blocks = a.chunkBlocks(s.blocks[:0], b, li, window, st, tile, c, valueBlock)
 	blocks = s.blocks
 	for j, blk := range blocks {
 		nx := next
@@ -493,15 +575,16 @@ func (a *Attention) attendChunk(b *Batch, li, window int, q, k, v []float32, til
 			s, e := span(b, window, t, c)
 			if s, e = max(s, blk.p0), min(e, blk.p0+blk.m); s < e {
 				for h := h0; h < h1; h += group {
-					var n []float32
-					if nx != nil {
-						n = nx[(h/group)*hd:]
+					n := nx.from((h / group) * hd)
+					vs := blk.vs.from((s-blk.p0)*kvd + (h/group)*hd)
+					y, p := oc[(t-t0)*qd+h*hd:], sc[((t-t0)*a.Heads+h)*attnChunk+s-cs:]
+					if vs.h != nil {
+						kernels.AxpyRowsMultiNextF16(y, hd, group, hd, p, attnChunk, e-s, vs.h, kvd, n.h)
+					} else {
+						kernels.AxpyRowsMultiNext(y, hd, group, hd, p, attnChunk, e-s, vs.f, kvd, n.f)
 					}
-					kernels.AxpyRowsMultiNext(oc[(t-t0)*qd+h*hd:], hd, group, hd,
-						sc[((t-t0)*a.Heads+h)*attnChunk+s-cs:], attnChunk, e-s,
-						blk.vs[(s-blk.p0)*kvd+(h/group)*hd:], kvd, n)
 				}
-				nx = nil
+				nx = kvRows{}
 			}
 		}
 	}

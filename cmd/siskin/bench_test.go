@@ -20,6 +20,8 @@ func TestBenchCommandJSON(t *testing.T) {
 		NPrompt      int      `json:"n_prompt"`
 		NGen         int      `json:"n_gen"`
 		Threads      int      `json:"threads"`
+		TypeK        string   `json:"type_k"`
+		TypeV        string   `json:"type_v"`
 		Median       float64  `json:"tokens_per_second_median"`
 		Bandwidth    float64  `json:"bandwidth_gbs"`
 		WeightBytes  int64    `json:"weight_bytes"`
@@ -32,18 +34,18 @@ func TestBenchCommandJSON(t *testing.T) {
 		t.Fatalf("tests: %s", out)
 	}
 	for _, r := range res {
-		if r.Threads != 2 || !(r.Median > 0) || !(r.Bandwidth > 0) || r.WeightBytes <= 0 {
+		if r.Threads != 2 || !(r.Median > 0) || !(r.Bandwidth > 0) || r.WeightBytes <= 0 || r.TypeK != "f16" || r.TypeV != "f16" {
 			t.Errorf("%s: %+v", r.Test, r)
 		}
 	}
 	if res[0].CeilingShare != nil || res[1].CeilingShare == nil || !(*res[1].CeilingShare > 0 && *res[1].CeilingShare < 100) {
 		t.Errorf("ceiling shares: %s", out)
 	}
-	table, err := siskin(t, "bench", "-m", model, "-p", "0", "-n", "2", "-r", "1", "--no-bandwidth")
+	table, err := siskin(t, "bench", "-m", model, "-p", "0", "-n", "2", "-r", "1", "--no-bandwidth", "--kv-type", "f32")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(table, " tg2 |") {
+	if !strings.Contains(table, " tg2 |") || !strings.Contains(table, "| f32 |") {
 		t.Errorf("table:\n%s", table)
 	}
 }

@@ -83,7 +83,7 @@ func infoCmd() *cobra.Command {
 			}
 			p("weight bytes", fmt.Sprintf("%d (%s)", total, human(total)))
 			kvb := c.KVBytes(ctxLen)
-			p(fmt.Sprintf("kv cache at %d tokens (f32)", ctxLen), human(kvb))
+			p(fmt.Sprintf("kv cache at %d tokens (%s)", ctxLen, c.KVType), human(kvb))
 			p(fmt.Sprintf("memory at %d tokens", ctxLen), human(total+kvb))
 			return w.Flush()
 		},

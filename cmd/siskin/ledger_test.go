@@ -37,12 +37,24 @@ func TestLedgerCommandJSON(t *testing.T) {
 		}
 	}
 	// 64 positions: the sliding layers hold their window of 16, the full
-	// ones all 64 (kv dim 128, float32 keys and values).
-	if e, _ := r.Find("KV layer 0 (sliding 16)"); e.Bytes != 16*128*4*2 {
-		t.Errorf("sliding KV layer: %d bytes, want %d", e.Bytes, 16*128*4*2)
+	// ones all 64 (kv dim 128, f16 keys and values by default).
+	if e, _ := r.Find("KV layer 0 (sliding 16)"); e.Bytes != 16*128*2*2 {
+		t.Errorf("sliding KV layer: %d bytes, want %d", e.Bytes, 16*128*2*2)
 	}
-	if e, _ := r.Find("KV layer 3 (full)"); e.Bytes < 64*128*4*2 {
-		t.Errorf("full KV layer: %d bytes, want at least %d", e.Bytes, 64*128*4*2)
+	if e, _ := r.Find("KV layer 3 (full)"); e.Bytes < 64*128*2*2 || e.Bytes >= 64*128*4*2 {
+		t.Errorf("full KV layer: %d bytes, want at least %d (and less than float32's)", e.Bytes, 64*128*2*2)
+	}
+	// --kv-type f32 doubles them.
+	out, err = siskin(t, "ledger", "-m", model, "--ctx", "64", "-n", "4", "--json", "--kv-type", "f32")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r32 ledger.Report
+	if err := json.Unmarshal([]byte(out), &r32); err != nil {
+		t.Fatal(err)
+	}
+	if e, _ := r32.Find("KV layer 0 (sliding 16)"); e.Bytes != 16*128*4*2 {
+		t.Errorf("f32 sliding KV layer: %d bytes, want %d", e.Bytes, 16*128*4*2)
 	}
 	// The issue asks for under 1% unattributed, of a 1.7B model's RSS. The
 	// command runs in a process of its own, so no other test's memory is

@@ -26,7 +26,8 @@ func siskin(t *testing.T, args ...string) (string, error) {
 }
 
 // llama.cpp's llama-simple, greedy, 128 tokens: siskin run prints the same
-// bytes (prompt pieces including "<s>", then the continuation).
+// bytes (prompt pieces including "<s>", then the continuation), with the
+// f16 KV cache both default to.
 func TestRunStories260KMatchesLlamaCpp(t *testing.T) {
 	model := testdata.Path(t, "llm", "stories260K-gguf", "stories260K.gguf")
 	prompts := []string{"", "Once upon a time", "Lily and Tom went to the park", "The little dog was sad because"}
@@ -49,7 +50,7 @@ func TestRunStories260KMatchesLlamaCpp(t *testing.T) {
 }
 
 // --prompt-ids / --print-ids on the tiny Spark model reproduce the float64
-// reference's 32 greedy tokens.
+// reference's 32 greedy tokens (float32 KV cache, as the golden).
 func TestRunPrintIDs(t *testing.T) {
 	g := modeltest.Load(t, testdata.Path(t, "llm", "tiny", "golden", "ref"), "spark2_5-tiny-f32.ref")
 	ids := make([]string, len(g.PromptIDs))
@@ -57,7 +58,7 @@ func TestRunPrintIDs(t *testing.T) {
 		ids[i] = strconv.Itoa(id)
 	}
 	got, err := siskin(t, "run", "-m", testdata.Path(t, "llm", "tiny", "models", "spark2_5-tiny-f32.gguf"),
-		"--prompt-ids", strings.Join(ids, ","), "-n", "32", "--print-ids", "--ignore-eos", "-t", "2", "--weight-path", "gguf")
+		"--prompt-ids", strings.Join(ids, ","), "-n", "32", "--print-ids", "--ignore-eos", "-t", "2", "--weight-path", "gguf", "--kv-type", "f32")
 	if err != nil {
 		t.Fatal(err)
 	}

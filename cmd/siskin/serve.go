@@ -25,6 +25,7 @@ import (
 	"github.com/siskin-ml/siskin/device"
 	"github.com/siskin-ml/siskin/engine"
 	"github.com/siskin-ml/siskin/kernels"
+	"github.com/siskin-ml/siskin/kv"
 	"github.com/siskin-ml/siskin/ledger"
 	"github.com/siskin-ml/siskin/model/load"
 	"github.com/siskin-ml/siskin/sample"
@@ -115,6 +116,7 @@ func serveCmd() *cobra.Command {
 	fl.Int("top-k", 0, "default top_k")
 	fl.Float64("min-p", 0, "default min_p")
 	fl.Float64("repetition-penalty", 1, "default repetition_penalty")
+	fl.String("kv-type", device.KVCacheF16, "KV cache element type: f16 (half the memory and bandwidth, llama.cpp's default) or f32 (profile key kv_cache_type)")
 	fl.Int64Var(&f.kvBytes, "kv-cache-bytes", 0, "KV cache budget in bytes (default: a quarter of available memory, at most what max-num-seqs full sequences need)")
 	fl.StringVar(&f.apiKey, "api-key", "", "require Authorization: Bearer KEY (default $SISKIN_API_KEY)")
 	fl.StringVar(&f.cors, "cors-origins", "", "comma-separated origins allowed by CORS (off by default)")
@@ -231,6 +233,10 @@ func buildServer(f serveFlags, log *slog.Logger) (*server.Server, func(), string
 		return nil, nil, "", err
 	}
 	cfg := lm.Model.Config()
+	// Before any cache is made or budgeted: KVBytes counts its element size.
+	if cfg.KVType, err = kv.ParseType(set.String(device.KeyKVCacheType)); err != nil {
+		return fail(err)
+	}
 	maxLen := int(set.Int(device.KeyMaxModelLen))
 	if maxLen <= 0 {
 		maxLen = cfg.ContextLength
@@ -293,8 +299,8 @@ func buildServer(f serveFlags, log *slog.Logger) (*server.Server, func(), string
 		MaxModelLen: maxLen, ToolParser: toolParser, ReasoningParser: reasoningParser, Defaults: defaults, Logger: log,
 		Debug: map[string]http.Handler{"/debug/memory": led.Handler()},
 	}, eng, lm.Tokenizer, tmpl)
-	summary := fmt.Sprintf("siskin: model %s (%s, %s, %d MiB of weights), weight path %s, context %d, KV budget %d MiB, %d threads",
-		name, cfg.Arch, lm.Source.Format, lm.Model.WeightBytes()>>20, weightPath, maxLen, kvBytes>>20, kernels.Threads())
+	summary := fmt.Sprintf("siskin: model %s (%s, %s, %d MiB of weights), weight path %s, context %d, KV budget %d MiB (%s), %d threads",
+		name, cfg.Arch, lm.Source.Format, lm.Model.WeightBytes()>>20, weightPath, maxLen, kvBytes>>20, cfg.KVType, kernels.Threads())
 	cleanup := func() { eng.Close(); lm.Close() }
 	return srv, cleanup, summary, nil
 }

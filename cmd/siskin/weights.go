@@ -1,21 +1,25 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"log/slog"
 
 	"github.com/spf13/pflag"
 
 	"github.com/siskin-ml/siskin/device"
+	"github.com/siskin-ml/siskin/kv"
 	"github.com/siskin-ml/siskin/model/load"
 	"github.com/siskin-ml/siskin/weightpath"
 )
 
-// weightFlags are the --weight-path and --weight-cache flags of the
-// commands that load a model the way serve does (run, bench, ledger).
-type weightFlags struct{ path, cache string }
+// weightFlags are the --weight-path, --weight-cache and --kv-type flags
+// of the commands that load a model the way serve does (run, bench,
+// ledger).
+type weightFlags struct{ path, cache, kvType string }
 
 func (w *weightFlags) register(fl *pflag.FlagSet) {
+	fl.StringVar(&w.kvType, "kv-type", device.KVCacheF16, "KV cache element type: f16 (half the memory and bandwidth, llama.cpp's default) or f32")
 	fl.StringVar(&w.path, "weight-path", "auto", "weight layout and kernels: auto (chosen from the CPU, as serve does), gguf, w4a8, w4a16, w8a8 or q4_k_m")
 	fl.StringVar(&w.cache, "weight-cache", "", "directory of converted and packed weights, or off (default $SISKIN_CACHE_DIR, else the user cache directory)")
 }
@@ -30,6 +34,15 @@ func (w *weightFlags) open(model string, log io.Writer) (*load.Loaded, error) {
 	if err := weightpath.CheckPath(path); err != nil {
 		return nil, err
 	}
+	kvType, err := kv.ParseType(w.kvType)
+	if err != nil {
+		return nil, fmt.Errorf("--kv-type: %w", err)
+	}
 	l := slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	return load.OpenWith(model, load.Options{WeightPath: path, Auto: auto, CacheDir: w.cache, Log: l})
+	lm, err := load.OpenWith(model, load.Options{WeightPath: path, Auto: auto, CacheDir: w.cache, Log: l})
+	if err != nil {
+		return nil, err
+	}
+	lm.Model.Config().KVType = kvType
+	return lm, nil
 }

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/siskin-ml/siskin/kv"
 	"github.com/siskin-ml/siskin/model"
 	"github.com/siskin-ml/siskin/sample"
 )
@@ -173,6 +174,14 @@ func rmsRows(a, b [][]float32) float64 {
 		n += len(a[i])
 	}
 	return math.Sqrt(s / float64(n))
+}
+
+// WithKV sets the element type of the caches m makes and returns m: the
+// float32 goldens pin kv.F32 (a model read from a file defaults to f16),
+// so their tolerances measure the arithmetic, not the cache's rounding.
+func WithKV(m model.Model, t kv.Type) model.Model {
+	m.Config().KVType = t
+	return m
 }
 
 // CheckExact asserts that the prompt logits (one batch, and token by

@@ -9,6 +9,7 @@ import (
 
 	"github.com/siskin-ml/siskin/internal/modeltest"
 	"github.com/siskin-ml/siskin/internal/testdata"
+	"github.com/siskin-ml/siskin/kv"
 	"github.com/siskin-ml/siskin/model"
 )
 
@@ -36,7 +37,16 @@ func tiny(t testing.TB, elem ...string) string {
 func TestF32AgainstReference(t *testing.T) {
 	m := open(t, tiny(t, "models", "spark2_5-tiny-f32.gguf"))
 	g := modeltest.Load(t, tiny(t, "golden", "ref"), "spark2_5-tiny-f32.ref")
-	modeltest.CheckExact(t, m, g, 1e-4)
+	modeltest.CheckExact(t, modeltest.WithKV(m, kv.F32), g, 1e-4)
+}
+
+// The same run with the default f16 KV cache: keys and values rounded to
+// halves (relative error 2^-11) move the logits by up to about 1e-2 here;
+// tolerance 3e-2 max abs, and the greedy tokens must not change.
+func TestF32WeightsF16KVAgainstReference(t *testing.T) {
+	m := open(t, tiny(t, "models", "spark2_5-tiny-f32.gguf"))
+	g := modeltest.Load(t, tiny(t, "golden", "ref"), "spark2_5-tiny-f32.ref")
+	modeltest.CheckExact(t, modeltest.WithKV(m, kv.F16), g, 3e-2)
 }
 
 // The BF16 Hugging Face twin against the float64 reference run on the
@@ -44,13 +54,14 @@ func TestF32AgainstReference(t *testing.T) {
 func TestHFBF16AgainstReference(t *testing.T) {
 	m := open(t, tiny(t, "hf", "spark2_5-tiny", "bf16"))
 	g := modeltest.Load(t, tiny(t, "hf", "spark2_5-tiny", "golden"), "spark2_5-tiny.hf-bf16.ref")
-	modeltest.CheckExact(t, m, g, 1e-4)
+	modeltest.CheckExact(t, modeltest.WithKV(m, kv.F32), g, 1e-4)
 }
 
 // A 1482-token tool-calling chat prompt, so positions reach far past the
 // sliding window; the reference ran the F32 weights.
 func TestChatPromptGreedy(t *testing.T) {
 	m := open(t, tiny(t, "models", "spark2_5-tiny-f32.gguf"))
+	m.Config().KVType = kv.F32 // a float32 golden at 1e-3
 	dir := tiny(t, "hf", "spark2_5-tiny", "golden")
 	g := modeltest.Load(t, dir, "chat_tinyspecial.ref")
 	raw, err := os.ReadFile(filepath.Join(dir, "chat_tinyspecial.prompt_ids.txt"))
@@ -84,7 +95,8 @@ func TestChatPromptGreedy(t *testing.T) {
 // Quantized files against llama.cpp's recording with exact erf GELU.
 // llama.cpp quantizes activations to 8 bits and its own batch and
 // sequential paths differ by up to 0.27 here, so: RMS 0.25 and tokens whose
-// recorded margin exceeds 0.5.
+// recorded margin exceeds 0.5. The cache is the default f16, llama.cpp's
+// default too.
 func TestQuantizedAgainstLlamaCpp(t *testing.T) {
 	for _, q := range []string{"q8_0", "q4_0", "q4_k_m"} {
 		t.Run(q, func(t *testing.T) {
@@ -100,6 +112,7 @@ func TestQuantizedAgainstLlamaCpp(t *testing.T) {
 func TestSlidingCacheSize(t *testing.T) {
 	m := open(t, tiny(t, "models", "spark2_5-tiny-q4_0.gguf"))
 	c := m.Config()
+	c.KVType = kv.F32 // the byte bound below is for float32 rows
 	ids := make([]int, 4*c.SlidingWindow)
 	for i := range ids {
 		ids[i] = 3 + i
@@ -160,8 +173,13 @@ func BenchmarkForward(b *testing.B) {
 	}
 }
 
+// TestBatchInvariance: bit-identical logits batched or alone, with
+// either KV cache type (an f16 cache rounds a step's rows before they are
+// attended, as the cache will hold them).
 func TestBatchInvariance(t *testing.T) {
 	m := open(t, tiny(t, "models", "spark2_5-tiny-q4_k_m.gguf"))
 	g := modeltest.Load(t, tiny(t, "golden", "ref"), "spark2_5-tiny-f32.ref")
-	modeltest.CheckBatchInvariance(t, m, g.PromptIDs)
+	for _, typ := range []kv.Type{kv.F32, kv.F16} {
+		t.Run(typ.String(), func(t *testing.T) { modeltest.CheckBatchInvariance(t, modeltest.WithKV(m, typ), g.PromptIDs) })
+	}
 }

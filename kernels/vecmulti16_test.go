@@ -1,0 +1,206 @@
+package kernels
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/siskin-ml/siskin/tensor"
+)
+
+// TestF16Conversions: in every tier F32ToF16 gives tensor.Float32ToFP16's
+// bits (round to nearest even, subnormals, overflow to infinity) for
+// random float32 bit patterns and the edge cases, at lengths with and
+// without an 8-value tail, and F16ToF32 widens every half exactly. NaNs
+// only need to stay NaN (the payload is the hardware's).
+func TestF16Conversions(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	src := []float32{0, float32(math.Copysign(0, -1)), 1, -1, 65504, 65519.99, 65520, -65520, 1e9,
+		float32(math.Inf(1)), float32(math.Inf(-1)), 5.96e-8, 2.98e-8, 2.9802326e-8, 2.9802324e-8, 6.1e-5, 6.097e-5,
+		1 + 1.0/2048, 1 + 3.0/2048, 1e-30, float32(math.NaN())}
+	for len(src) < 4099 {
+		switch r.IntN(3) {
+		case 0:
+			src = append(src, math.Float32frombits(r.Uint32()))
+		case 1: // near the half range, where rounding matters
+			src = append(src, float32(r.NormFloat64()*math.Ldexp(1, r.IntN(40)-25)))
+		default: // exact ties: a half plus half its unit
+			h := uint16(r.IntN(0x7c00))
+			lo, hi := tensor.FP16ToFloat32(h), tensor.FP16ToFloat32(h+1)
+			src = append(src, float32((float64(lo)+float64(hi))/2))
+		}
+	}
+	all := make([]uint16, 1<<16)
+	for i := range all {
+		all[i] = uint16(i)
+	}
+	for _, tierName := range []tier{tierGeneric, tierAVX2} {
+		if !supported[tierName] {
+			continue
+		}
+		prev := setTier(tierName)
+		for _, n := range []int{0, 3, 8, 17, len(src)} {
+			got := make([]uint16, n)
+			F32ToF16(got, src[:n])
+			for i, x := range src[:n] {
+				want := tensor.Float32ToFP16(x)
+				if x != x {
+					if got[i]&0x7c00 != 0x7c00 || got[i]&0x3ff == 0 {
+						t.Fatalf("%s: F32ToF16(NaN) = %#04x, not a NaN", tierName, got[i])
+					}
+					continue
+				}
+				if got[i] != want {
+					t.Fatalf("%s n %d: F32ToF16(%g [%#08x]) = %#04x, want %#04x", tierName, n, x, math.Float32bits(x), got[i], want)
+				}
+			}
+		}
+		wide := make([]float32, len(all))
+		F16ToF32(wide, all)
+		for i, h := range all {
+			want := tensor.FP16ToFloat32(h)
+			if want != want {
+				if wide[i] == wide[i] {
+					t.Fatalf("%s: F16ToF32(%#04x) = %g, want NaN", tierName, h, wide[i])
+				}
+				continue
+			}
+			if math.Float32bits(wide[i]) != math.Float32bits(want) {
+				t.Fatalf("%s: F16ToF32(%#04x) = %g, want %g", tierName, h, wide[i], want)
+			}
+		}
+		setTier(prev)
+	}
+}
+
+// TestDotAxpyRowsMultiF16: in every tier the f16 kernels equal the
+// float32 ones on the widened keys and values bit for bit (so an f16 cache
+// changes what is stored, not how it is summed), with and without rows to
+// prefetch, over query counts around the four the SIMD kernels take at
+// once, odd and even key counts, widths with 16-float and scalar tails
+// and padded strides. The SIMD tier is also within 1e-6 of the sum of
+// |terms| of the generic twins (dotRowsMultiF16Go, axpyRowsMultiF16Go),
+// the bound TestDotAxpyRowsMulti states for the float32 kernels.
+func TestDotAxpyRowsMultiF16(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	rnd := func(n int) []float32 {
+		x := make([]float32, n)
+		for i := range x {
+			x[i] = float32(r.NormFloat64())
+		}
+		return x
+	}
+	half := func(n int) ([]uint16, []float32) {
+		h := make([]uint16, n)
+		f := make([]float32, n)
+		for i := range h {
+			h[i] = tensor.Float32ToFP16(float32(r.NormFloat64()))
+			f[i] = tensor.FP16ToFloat32(h[i])
+		}
+		return h, f
+	}
+	same := func(what string, got, want []float32) {
+		t.Helper()
+		for i := range got {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("%s: [%d] = %v, want %v", what, i, got[i], want[i])
+			}
+		}
+	}
+	for _, tierName := range []tier{tierGeneric, tierAVX2} {
+		if !supported[tierName] {
+			continue
+		}
+		prev := setTier(tierName)
+		for _, width := range []int{0, 8, 16, 24, 32, 40, 64, 100, 128, 256} {
+			for _, m := range []int{0, 1, 3, 4, 5, 8} {
+				for _, n := range []int{0, 1, 2, 3, 8, 17} {
+					name := func(op string) string {
+						return fmt.Sprintf("%s %s width %d m %d n %d", tierName, op, width, m, n)
+					}
+					qs, ks, os := width+r.IntN(2)*8, width+r.IntN(3)*8+r.IntN(2), n+r.IntN(3)
+					q := rnd(max(0, (m-1)*qs+width))
+					k16, k := half(max(0, (n-1)*ks+width))
+					out0 := rnd(max(0, (m-1)*os+n))
+
+					want := append([]float32(nil), out0...)
+					DotRowsMulti(want, os, q, qs, m, width, k, ks, n, 0.0625)
+					got := append([]float32(nil), out0...)
+					DotRowsMultiF16(got, os, q, qs, m, width, k16, ks, n, 0.0625)
+					same(name("DotRowsMultiF16"), got, want)
+					got = append(got[:0], out0...)
+					nx, _ := half(5)
+					DotRowsMultiNextF16(got, os, q, qs, m, width, k16, ks, n, 0.0625, nx)
+					same(name("DotRowsMultiNextF16"), got, want)
+					twin := append([]float32(nil), out0...)
+					dotRowsMultiF16Go(twin, os, q, qs, m, width, k16, ks, n, 0.0625)
+					for j := 0; j < m; j++ {
+						for i := 0; i < n; i++ {
+							mag := 0.0
+							for e := 0; e < width; e++ {
+								mag += math.Abs(float64(q[j*qs+e]) * float64(k[i*ks+e]))
+							}
+							if d := math.Abs(float64(got[j*os+i] - twin[j*os+i])); d > 1e-6*0.0625*mag {
+								t.Fatalf("%s: [%d][%d] = %v, generic twin %v", name("DotRowsMultiF16"), j, i, got[j*os+i], twin[j*os+i])
+							}
+						}
+					}
+
+					ys, ps := width+r.IntN(2)*8, n+r.IntN(2)
+					y0 := rnd(max(0, (m-1)*ys+width))
+					p := rnd(max(0, (m-1)*ps+n))
+					wantY := append([]float32(nil), y0...)
+					AxpyRowsMulti(wantY, ys, m, width, p, ps, n, k, ks)
+					y := append([]float32(nil), y0...)
+					AxpyRowsMultiF16(y, ys, m, width, p, ps, n, k16, ks)
+					same(name("AxpyRowsMultiF16"), y, wantY)
+					y = append(y[:0], y0...)
+					AxpyRowsMultiNextF16(y, ys, m, width, p, ps, n, k16, ks, nx)
+					same(name("AxpyRowsMultiNextF16"), y, wantY)
+					twinY := append([]float32(nil), y0...)
+					axpyRowsMultiF16Go(twinY, ys, m, width, p, ps, n, k16, ks)
+					for j := 0; j < m; j++ {
+						for e := 0; e < width; e++ {
+							mag := math.Abs(float64(y0[j*ys+e]))
+							for i := 0; i < n; i++ {
+								mag += math.Abs(float64(p[j*ps+i]) * float64(k[i*ks+e]))
+							}
+							if d := math.Abs(float64(y[j*ys+e] - twinY[j*ys+e])); d > 1e-6*mag {
+								t.Fatalf("%s: [%d][%d] = %v, generic twin %v", name("AxpyRowsMultiF16"), j, e, y[j*ys+e], twinY[j*ys+e])
+							}
+						}
+					}
+				}
+			}
+		}
+		setTier(prev)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("DotRowsMultiF16 past the end of the keys did not panic")
+		}
+	}()
+	DotRowsMultiF16(make([]float32, 8), 2, make([]float32, 128), 32, 4, 32, make([]uint16, 63), 32, 2, 1)
+}
+
+// BenchmarkAttentionRowsMultiF16: BenchmarkAttentionRowsMulti's "multi"
+// case with keys and values stored as halves.
+func BenchmarkAttentionRowsMultiF16(b *testing.B) {
+	const hd, kvd, n = 256, 512, 512
+	r := rand.New(rand.NewPCG(5, 6))
+	k := make([]float32, n*kvd)
+	for i := range k {
+		k[i] = float32(r.NormFloat64())
+	}
+	k16 := make([]uint16, len(k))
+	F32ToF16(k16, k)
+	q := k[:4*hd]
+	sc := make([]float32, 4*n)
+	o := make([]float32, 4*hd)
+	for b.Loop() {
+		DotRowsMultiF16(sc, n, q, hd, 4, hd, k16, kvd, n, 0.0625)
+		clear(o)
+		AxpyRowsMultiF16(o, hd, 4, hd, sc, n, n, k16, kvd)
+	}
+}
