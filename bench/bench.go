@@ -38,6 +38,26 @@ type Options struct {
 	BandwidthBytes int64
 	BandwidthRuns  int
 	Seed           uint64
+	// Profile, if set, is called before a test's timed repetitions (not
+	// its warm-up or the context fill) and the function it returns after
+	// them: siskin bench --cpuprofile writes a CPU profile per test.
+	Profile func(test string) (stop func() error, err error)
+}
+
+// timed runs a test's repetitions under opt.Profile.
+func (opt *Options) timed(test string, reps func() error) error {
+	if opt.Profile == nil {
+		return reps()
+	}
+	stop, err := opt.Profile(test)
+	if err != nil {
+		return err
+	}
+	err = reps()
+	if serr := stop(); err == nil {
+		err = serr
+	}
+	return err
 }
 
 // ModelInfo describes the model under test.
@@ -228,12 +248,17 @@ func Run(m model.Model, info ModelInfo, opt Options) ([]Result, error) {
 			}
 			r := newResult(test, n, 0)
 			r.NDepth = d
-			for range opt.Reps {
-				dur, err := run()
-				if err != nil {
-					return nil, fmt.Errorf("%s: %w", test, err)
+			if err := opt.timed(test, func() error {
+				for range opt.Reps {
+					dur, err := run()
+					if err != nil {
+						return err
+					}
+					r.addSample(n, dur)
 				}
-				r.addSample(n, dur)
+				return nil
+			}); err != nil {
+				return nil, fmt.Errorf("%s: %w", test, err)
 			}
 			r.summarize()
 			results = append(results, r)
@@ -259,12 +284,17 @@ func Run(m model.Model, info ModelInfo, opt Options) ([]Result, error) {
 			}
 			r := newResult(test, 0, n)
 			r.NDepth = d
-			for range opt.Reps {
-				dur, err := run(tokens)
-				if err != nil {
-					return nil, fmt.Errorf("%s: %w", test, err)
+			if err := opt.timed(test, func() error {
+				for range opt.Reps {
+					dur, err := run(tokens)
+					if err != nil {
+						return err
+					}
+					r.addSample(n, dur)
 				}
-				r.addSample(n, dur)
+				return nil
+			}); err != nil {
+				return nil, fmt.Errorf("%s: %w", test, err)
 			}
 			r.summarize()
 			if bw.Median > 0 && info.WeightBytes > 0 {

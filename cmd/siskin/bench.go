@@ -2,6 +2,9 @@ package main
 
 import (
 	"fmt"
+	"os"
+	"runtime/pprof"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -21,6 +24,7 @@ func benchCmd() *cobra.Command {
 		asJSON        bool
 		seed          uint64
 		skipBandwidth bool
+		profile       string
 	)
 	var wf weightFlags
 	cmd := &cobra.Command{
@@ -59,6 +63,9 @@ of the ceiling that bandwidth sets: bandwidth / bytes of weights read per token.
 			if skipBandwidth {
 				opt.BandwidthBytes = -1
 			}
+			if profile != "" {
+				opt.Profile = cpuProfiler(profile)
+			}
 			results, err := bench.Run(lm.Model, bench.Describe(modelPath, lm), opt)
 			if err != nil {
 				return fmt.Errorf("%s: %w", modelPath, err)
@@ -82,5 +89,26 @@ of the ceiling that bandwidth sets: bandwidth / bytes of weights read per token.
 	f.BoolVar(&skipBandwidth, "no-bandwidth", false, "skip the bandwidth probe (no ceiling share)")
 	f.BoolVar(&asJSON, "json", false, "print a JSON array, one object per test")
 	f.Uint64Var(&seed, "seed", 1, "seed of the random prompt and generation tokens")
+	f.StringVar(&profile, "cpuprofile", "", "write a CPU profile of each test's timed repetitions to PREFIX.TEST.pprof (e.g. PREFIX.tg128@d2048.pprof)")
 	return cmd
+}
+
+// cpuProfiler returns a bench.Options.Profile that writes each test's
+// profile to prefix.TEST.pprof (spaces dropped from the test's name).
+func cpuProfiler(prefix string) func(test string) (func() error, error) {
+	return func(test string) (func() error, error) {
+		name := prefix + "." + strings.ReplaceAll(test, " ", "") + ".pprof"
+		f, err := os.Create(name)
+		if err != nil {
+			return nil, err
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		return func() error {
+			pprof.StopCPUProfile()
+			return f.Close()
+		}, nil
+	}
 }

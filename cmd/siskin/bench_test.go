@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -74,5 +76,24 @@ func TestBenchDepth(t *testing.T) {
 	}
 	if _, err := siskin(t, "bench", "-m", model, "-d", "-1"); err == nil || !strings.Contains(err.Error(), "-d must be >= 0") {
 		t.Errorf("-d -1: %v", err)
+	}
+}
+
+// --cpuprofile writes one CPU profile per test, named after it.
+func TestBenchCPUProfile(t *testing.T) {
+	model := testdata.Path(t, "llm", "tiny", "models", "qwen3-tiny-q4_k_m.gguf")
+	prefix := filepath.Join(t.TempDir(), "prof")
+	if _, err := siskin(t, "bench", "-m", model, "-p", "4", "-n", "2", "-d", "0,8", "-r", "1", "--no-bandwidth", "--cpuprofile", prefix); err != nil {
+		t.Fatal(err)
+	}
+	for _, test := range []string{"pp4", "tg2", "pp4@d8", "tg2@d8"} {
+		b, err := os.ReadFile(prefix + "." + test + ".pprof")
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A profile is gzip-compressed protobuf.
+		if len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
+			t.Errorf("%s: not a gzip-compressed profile (%d bytes)", test, len(b))
+		}
 	}
 }
