@@ -19,7 +19,9 @@ import (
 // kernel walks whole row ranges in assembly; the Go wrappers below check
 // every bound the assembly relies on. Activations use the q8a and q8ka
 // layouts of actlayout.go (only the quants, d and, for the K-quants, the
-// 32-quant sums are read).
+// 32-quant sums are read). Q8_0, Q4_0 and the K-quants also have 4-row
+// kernels (a weight row loaded once for four activation rows, for MatMul)
+// whose results equal the one-row kernels' bit for bit.
 //
 // Float rounding: the 32-blocks add d_w*d_x*sum per block into 4 float
 // lanes (block b into lane b%4, blocks past the last multiple of 4 into a
