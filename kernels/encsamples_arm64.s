@@ -49,6 +49,10 @@ TEXT ·encSamples(SB), NOSPLIT|NOFRAME, $0-0
 	FMLA_S0(31, 0, 16) // fmla v31.4s, v0.4s, v16.s[0]
 	FMLA_S0(0, 31, 1) // fmla v0.4s, v31.4s, v1.s[0]
 	FMLA_S0(5, 10, 31) // fmla v5.4s, v10.4s, v31.s[0]
+	FMLA_SI(31, 0, 16, 1) // fmla v31.4s, v0.4s, v16.s[1]
+	FMLA_SI(0, 31, 1, 2) // fmla v0.4s, v31.4s, v1.s[2]
+	FMLA_SI(5, 10, 31, 3) // fmla v5.4s, v10.4s, v31.s[3]
+	FMLA_SI(9, 22, 15, 0) // fmla v9.4s, v22.4s, v15.s[0]
 	SADDLP_4S(31, 0) // saddlp v31.4s, v0.8h
 	SADDLP_4S(0, 31) // saddlp v0.4s, v31.8h
 	SADDLP_4S(9, 22) // saddlp v9.4s, v22.8h

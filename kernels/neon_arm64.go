@@ -19,7 +19,9 @@ import (
 // kernel walks whole row ranges in assembly; the Go wrappers below check
 // every bound the assembly relies on. Activations use the q8a and q8ka
 // layouts of actlayout.go (only the quants, d and, for the K-quants, the
-// 32-quant sums are read).
+// 32-quant sums are read). Q8_0, Q4_0 and the K-quants also have 4-row
+// kernels (a weight row loaded once for four activation rows, for MatMul)
+// whose results equal the one-row kernels' bit for bit.
 //
 // Float rounding: the 32-blocks add d_w*d_x*sum per block into 4 float
 // lanes (block b into lane b%4, blocks past the last multiple of 4 into a
@@ -31,10 +33,12 @@ func neonKernels(dot, mm bool) map[tensor.Type]*matKernel {
 	q8_0, q8_0x4 := q8_0VecNEON, q8_0Vec4NEON
 	q4_0, q4_0x4 := q4_0VecNEON, q4_0Vec4NEON
 	q4k, q5k, q6k := q4kVecNEON, q5kVecNEON, q6kVecNEON
+	q4kx4, q5kx4, q6kx4 := q4kVec4NEON, q5kVec4NEON, q6kVec4NEON
 	if dot {
 		q8_0, q8_0x4 = q8_0VecDot, q8_0Vec4Dot
 		q4_0, q4_0x4 = q4_0VecDot, q4_0Vec4Dot
 		q4k, q5k, q6k = q4kVecDot, q5kVecDot, q6kVecDot
+		q4kx4, q5kx4, q6kx4 = q4kVec4Dot, q5kVec4Dot, q6kVec4Dot
 	}
 	m := map[tensor.Type]*matKernel{
 		tensor.F32:   {float: true, vec: neonFloatVec(4, neonF32At, f32VecNEON)},
@@ -45,9 +49,12 @@ func neonKernels(dot, mm bool) map[tensor.Type]*matKernel {
 			vec: neonBlockVec(34, 68, q8_0), vec4: neonBlockVec4(34, 68, q8_0x4)},
 		tensor.Q4_0: {actBytes: q8aBytes, quant: quantQ8a,
 			vec: neonBlockVec(18, 68, q4_0), vec4: neonBlockVec4(18, 68, q4_0x4)},
-		tensor.Q4_K: {actBytes: q8kaBytes, quant: quantQ8ka, vec: neonBlockVec(144, 308, q4k)},
-		tensor.Q5_K: {actBytes: q8kaBytes, quant: quantQ8ka, vec: neonBlockVec(176, 308, q5k)},
-		tensor.Q6_K: {actBytes: q8kaBytes, quant: quantQ8ka, vec: neonBlockVec(210, 308, q6k)},
+		tensor.Q4_K: {actBytes: q8kaBytes, quant: quantQ8ka,
+			vec: neonBlockVec(144, 308, q4k), vec4: neonBlockVec4(144, 308, q4kx4)},
+		tensor.Q5_K: {actBytes: q8kaBytes, quant: quantQ8ka,
+			vec: neonBlockVec(176, 308, q5k), vec4: neonBlockVec4(176, 308, q5kx4)},
+		tensor.Q6_K: {actBytes: q8kaBytes, quant: quantQ8ka,
+			vec: neonBlockVec(210, 308, q6k), vec4: neonBlockVec4(210, 308, q6kx4)},
 	}
 	if mm {
 		m[tensor.Q8_0].vec4 = neonMMVec4(34, 68, q8_0Vec4MM, q8_0x4)
@@ -213,16 +220,34 @@ func q4kVecNEON(out []float32, w []byte, stride, blocks int, x []byte)
 func q4kVecDot(out []float32, w []byte, stride, blocks int, x []byte)
 
 //go:noescape
+func q4kVec4NEON(out []float32, ostride int, w []byte, stride, rows, blocks int, x []byte, xstride int)
+
+//go:noescape
+func q4kVec4Dot(out []float32, ostride int, w []byte, stride, rows, blocks int, x []byte, xstride int)
+
+//go:noescape
 func q5kVecNEON(out []float32, w []byte, stride, blocks int, x []byte)
 
 //go:noescape
 func q5kVecDot(out []float32, w []byte, stride, blocks int, x []byte)
 
 //go:noescape
+func q5kVec4NEON(out []float32, ostride int, w []byte, stride, rows, blocks int, x []byte, xstride int)
+
+//go:noescape
+func q5kVec4Dot(out []float32, ostride int, w []byte, stride, rows, blocks int, x []byte, xstride int)
+
+//go:noescape
 func q6kVecNEON(out []float32, w []byte, stride, blocks int, x []byte)
 
 //go:noescape
 func q6kVecDot(out []float32, w []byte, stride, blocks int, x []byte)
+
+//go:noescape
+func q6kVec4NEON(out []float32, ostride int, w []byte, stride, rows, blocks int, x []byte, xstride int)
+
+//go:noescape
+func q6kVec4Dot(out []float32, ostride int, w []byte, stride, rows, blocks int, x []byte, xstride int)
 
 //go:noescape
 func f32VecNEON(out []float32, w []byte, stride, chunks int, x []float32)

@@ -74,6 +74,9 @@
 // fmla vd.4s, vn.4s, vm.s[0]
 #define FMLA_S0(d, n, m) WORD $(0x4f801000 | ((m)<<16) | ((n)<<5) | (d))
 
+// fmla vd.4s, vn.4s, vm.s[i] (i in 0-3: its bits are H (11) and L (21))
+#define FMLA_SI(d, n, m, i) WORD $(0x4f801000 | (((i)&1)<<21) | (((i)>>1)<<11) | ((m)<<16) | ((n)<<5) | (d))
+
 // fcvtl vd.4s, vn.4h
 #define FCVTL_4S(d, n) WORD $(0x0e217800 | ((n)<<5) | (d))
 

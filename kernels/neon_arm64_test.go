@@ -181,3 +181,16 @@ func TestNEONPackedWeightPath(t *testing.T) {
 		}
 	}
 }
+
+// TestNEONVec4Kernels: every arm64 tier has 4-row kernels for the 32-block
+// quants and the K-quants (so that MatMul reads a weight row once per four
+// activation rows, and checkKernel compares them with the one-row ones).
+func TestNEONVec4Kernels(t *testing.T) {
+	for _, name := range armTiers() {
+		for _, typ := range []tensor.Type{tensor.Q8_0, tensor.Q4_0, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K} {
+			if k := kernels.KernelOf(name, typ); k == nil || !k.Vec4(nil, 0, nil, 0, 0, nil, 0) {
+				t.Errorf("%s %s: no 4-row kernel", name, typ)
+			}
+		}
+	}
+}
