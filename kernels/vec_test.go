@@ -54,7 +54,7 @@ func BenchmarkVecDot256(b *testing.B) {
 // wider than the rows), in every tier; the last row may end the buffer.
 func TestDotAxpyRows(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
-	for _, tierName := range []tier{tierGeneric, tierAVX2} {
+	for _, tierName := range allTiers() {
 		if !supported[tierName] {
 			continue
 		}

@@ -35,7 +35,7 @@ func TestF16Conversions(t *testing.T) {
 	for i := range all {
 		all[i] = uint16(i)
 	}
-	for _, tierName := range []tier{tierGeneric, tierAVX2} {
+	for _, tierName := range allTiers() {
 		if !supported[tierName] {
 			continue
 		}
@@ -108,13 +108,13 @@ func TestDotAxpyRowsMultiF16(t *testing.T) {
 			}
 		}
 	}
-	for _, tierName := range []tier{tierGeneric, tierAVX2} {
+	for _, tierName := range allTiers() {
 		if !supported[tierName] {
 			continue
 		}
 		prev := setTier(tierName)
-		for _, width := range []int{0, 8, 16, 24, 32, 40, 64, 100, 128, 256} {
-			for _, m := range []int{0, 1, 3, 4, 5, 8} {
+		for _, width := range []int{0, 1, 7, 8, 13, 16, 24, 32, 33, 40, 64, 100, 128, 256} {
+			for m := 0; m <= 8; m++ {
 				for _, n := range []int{0, 1, 2, 3, 8, 17} {
 					name := func(op string) string {
 						return fmt.Sprintf("%s %s width %d m %d n %d", tierName, op, width, m, n)

@@ -9,7 +9,8 @@ import (
 // TestDotAxpyRowsMulti: DotRowsMulti and AxpyRowsMulti equal a DotRows
 // and an AxpyRows per row bit for bit, in every tier (query counts
 // around the four the SIMD kernels take at once, odd and even key counts,
-// widths that are and are not multiples of 32 and 16, padded strides);
+// widths that are and are not multiples of 32, 16 and 8, odd ones,
+// padded strides);
 // and the SIMD tier is within 1e-6 of the sum of |terms| of the generic
 // twins (float32 rounding of reordered sums, FMA against separate
 // multiply and add).
@@ -22,13 +23,13 @@ func TestDotAxpyRowsMulti(t *testing.T) {
 		}
 		return x
 	}
-	for _, tierName := range []tier{tierGeneric, tierAVX2} {
+	for _, tierName := range allTiers() {
 		if !supported[tierName] {
 			continue
 		}
 		prev := setTier(tierName)
-		for _, width := range []int{0, 8, 16, 24, 32, 40, 64, 96, 100, 128, 256} {
-			for _, m := range []int{0, 1, 3, 4, 5, 8} {
+		for _, width := range []int{0, 1, 7, 8, 13, 16, 24, 32, 33, 40, 64, 96, 100, 128, 256} {
+			for m := 0; m <= 8; m++ {
 				for _, n := range []int{0, 1, 2, 3, 8, 33} {
 					qs, ks, os := width+r.IntN(2)*8, width+r.IntN(3)*8+r.IntN(2), n+r.IntN(3)
 					q := rnd(max(0, (m-1)*qs+width))
