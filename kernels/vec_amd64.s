@@ -7,7 +7,7 @@
 // products of elements 8s+i for s = 0, 1, ... in order (FMA); then the
 // lanes are added as (l0+l4 + l1+l5) + (l2+l6 + l3+l7), each sum in that
 // order ((t0+t1)+(t2+t3) with t_i = l_i+l_(i+4)), and the last len%8
-// products are added one at a time (FMA). dotRowsAVX2 and dot4RowsAVX2
+// products are added one at a time (FMA). dotRowsAVX2 and dot4Rows
 // compute the same sums, several keys at a time: an attention score is
 // the same whichever of them computes it. (One chain of FMAs is
 // latency-bound for a single pair of vectors, but those kernels run
@@ -110,7 +110,7 @@ done:
 // sharing each load of q), 64 bytes of each key row per step with a
 // prefetch of the same line eight rows ahead (attention's key cache
 // streams from memory in decode), and the eight results are reduced in
-// one register as dot4RowsAVX2 does; the other keys, and other widths,
+// one register as dot4Rows does; the other keys, and other widths,
 // go one at a time.
 TEXT ·dotRowsAVX2(SB), NOSPLIT, $0-84
 	MOVQ out_base+0(FP), R8

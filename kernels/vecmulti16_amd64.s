@@ -2,15 +2,15 @@
 
 #include "textflag.h"
 
-// The f16 forms of dot4RowsAVX2 and axpy4RowsAVX2 (vecmulti_amd64.s):
+// The f16 forms of dot4Rows and axpy4Rows (vecmulti_amd64.s):
 // keys and values are loaded as halves and widened with VCVTPH2PS
 // (exact), then go through the same FMAs in the same order, so each
 // result is bit-identical to the float32 kernel on the widened rows. A
 // step reads 32 bytes of a row instead of 64: the point of an f16 cache
 // is half the bytes streamed from memory per token.
 
-// func dot4RowsF16AVX2(out []float32, ostride int, q []float32, qstride int, k []uint16, kstride, pairs, steps int, scale float32, next []uint16)
-TEXT ·dot4RowsF16AVX2(SB), NOSPLIT, $0-144
+// func dot4RowsF16(out []float32, ostride int, q []float32, qstride int, k []uint16, kstride, pairs, steps int, scale float32, next []uint16)
+TEXT ·dot4RowsF16(SB), NOSPLIT, $0-144
 	MOVQ out_base+0(FP), R8
 	MOVQ ostride+24(FP), R9
 	SHLQ $2, R9
@@ -79,7 +79,7 @@ h4step:
 	DECQ R14
 	JNZ  h4step
 
-	// The reduction of dot4RowsAVX2.
+	// The reduction of dot4Rows.
 	VPERM2F128 $0x20, Y4, Y0, Y8
 	VPERM2F128 $0x31, Y4, Y0, Y9
 	VADDPS Y9, Y8, Y8
@@ -111,8 +111,8 @@ h4end:
 	VZEROUPPER
 	RET
 
-// func axpy4RowsF16AVX2(y []float32, ystride int, p []float32, pstride, n int, v []uint16, vstride, chunks int, next []uint16)
-TEXT ·axpy4RowsF16AVX2(SB), NOSPLIT, $0-136
+// func axpy4RowsF16(y []float32, ystride int, p []float32, pstride, n int, v []uint16, vstride, chunks int, next []uint16)
+TEXT ·axpy4RowsF16(SB), NOSPLIT, $0-136
 	MOVQ y_base+0(FP), DI
 	MOVQ ystride+24(FP), R9
 	SHLQ $2, R9
@@ -203,9 +203,9 @@ tohdone:
 	VZEROUPPER
 	RET
 
-// func f16ToF32AVX2(dst []float32, src []uint16)
+// func f16ToF32SIMD(dst []float32, src []uint16)
 // len(src) is a multiple of 8.
-TEXT ·f16ToF32AVX2(SB), NOSPLIT, $0-48
+TEXT ·f16ToF32SIMD(SB), NOSPLIT, $0-48
 	MOVQ dst_base+0(FP), DI
 	MOVQ src_base+24(FP), SI
 	MOVQ src_len+32(FP), CX

@@ -8,10 +8,10 @@
 // sum, so each result is bit-identical to the float32 kernel on the
 // widened rows.
 
-// func dot4RowsF16NEON(out []float32, ostride int, q []float32, qstride int, k []uint16, kstride, pairs, steps int, scale float32, next []uint16)
-// dot4RowsNEON with keys (and next) as halves, kstride halves apart,
+// func dot4RowsF16(out []float32, ostride int, q []float32, qstride int, k []uint16, kstride, pairs, steps int, scale float32, next []uint16)
+// dot4Rows with keys (and next) as halves, kstride halves apart,
 // widened by FCVTL/FCVTL2 (exact) from V13/V14 into V0-V3: the same sums.
-TEXT ·dot4RowsF16NEON(SB), NOSPLIT, $0-144
+TEXT ·dot4RowsF16(SB), NOSPLIT, $0-144
 	MOVD  out_base+0(FP), R0
 	MOVD  ostride+24(FP), R1
 	LSL   $2, R1
@@ -125,10 +125,10 @@ hstep:
 hend:
 	RET
 
-// func axpy4RowsF16NEON(y []float32, ystride int, p []float32, pstride, n int, v []uint16, vstride, chunks int, next []uint16)
-// axpy4RowsNEON with values (and next) as halves, vstride halves apart,
+// func axpy4RowsF16(y []float32, ystride int, p []float32, pstride, n int, v []uint16, vstride, chunks int, next []uint16)
+// axpy4Rows with values (and next) as halves, vstride halves apart,
 // widened by FCVTL/FCVTL2 (exact) from V12/V13 into V0-V3.
-TEXT ·axpy4RowsF16NEON(SB), NOSPLIT, $0-136
+TEXT ·axpy4RowsF16(SB), NOSPLIT, $0-136
 	MOVD y_base+0(FP), R0
 	MOVD ystride+24(FP), R1
 	LSL  $2, R1
@@ -205,9 +205,9 @@ hrow:
 hxend:
 	RET
 
-// func f16ToF32NEON(dst []float32, src []uint16)
+// func f16ToF32SIMD(dst []float32, src []uint16)
 // len(src) a multiple of 8.
-TEXT ·f16ToF32NEON(SB), NOSPLIT, $0-48
+TEXT ·f16ToF32SIMD(SB), NOSPLIT, $0-48
 	MOVD dst_base+0(FP), R0
 	MOVD src_base+24(FP), R1
 	MOVD src_len+32(FP), R2

@@ -2,53 +2,24 @@
 
 package kernels
 
-//go:noescape
-func dot4RowsAVX2(out []float32, ostride int, q []float32, qstride int, k []float32, kstride, pairs, steps int, scale float32, next []float32)
+// dotLanes is the floats of a row one step of dot4Rows takes (two YMM
+// registers).
+const dotLanes = 16
+
+// useVecSIMD: the AVX2 tier requires F16C (dispatch_amd64.go), so it
+// covers the conversions too.
+func useVecSIMD() bool { return useVecAVX2() }
 
 //go:noescape
-func axpy4RowsAVX2(y []float32, ystride int, p []float32, pstride, n int, v []float32, vstride, chunks int, next []float32)
+func f32ToF16AVX2(dst []uint16, src []float32)
 
-// dotRowsMulti runs four queries at a time through dot4RowsAVX2 (pairs of
-// keys; an odd last key and the last m%4 queries through dotRows), when
-// width is a multiple of 16 so that vecDotAVX2 has no scalar tail.
-func dotRowsMulti(out []float32, ostride int, q []float32, qstride, m, width int, k []float32, kstride, n int, scale float32, next []float32) {
-	j := 0
-	if useVecAVX2() && width%16 == 0 && width > 0 {
-		for ; j+4 <= m; j += 4 {
-			if n >= 2 {
-				dot4RowsAVX2(out[j*ostride:], ostride, q[j*qstride:], qstride, k, kstride, n/2, width/16, scale, next)
-			}
-			if n%2 == 1 {
-				for jj := j; jj < j+4; jj++ {
-					dotRows(out[jj*ostride+n-1:jj*ostride+n], q[jj*qstride:jj*qstride+width], k[(n-1)*kstride:], kstride, scale)
-				}
-			}
-		}
-	}
-	for ; j < m; j++ {
-		dotRows(out[j*ostride:j*ostride+n], q[j*qstride:j*qstride+width], k, kstride, scale)
-	}
-}
-
-// axpyRowsMulti runs four rows at a time through axpy4RowsAVX2 (16
-// floats at a time; the last width%16 and the last m%4 rows through
-// axpyRows).
-func axpyRowsMulti(y []float32, ystride, m, width int, p []float32, pstride, n int, v []float32, vstride int, next []float32) {
-	j := 0
+// f32ToF16 rounds 8 values at a time in assembly, Go the rest.
+func f32ToF16(dst []uint16, src []float32) {
+	i := 0
 	if useVecAVX2() {
-		c := width / 16
-		for ; j+4 <= m; j += 4 {
-			if c > 0 {
-				axpy4RowsAVX2(y[j*ystride:], ystride, p[j*pstride:], pstride, n, v, vstride, c, next)
-			}
-			if 16*c < width {
-				for jj := j; jj < j+4; jj++ {
-					axpyRows(y[jj*ystride+16*c:jj*ystride+width], p[jj*pstride:jj*pstride+n], v[16*c:], vstride)
-				}
-			}
+		if i = len(src) &^ 7; i > 0 {
+			f32ToF16AVX2(dst[:i], src[:i])
 		}
 	}
-	for ; j < m; j++ {
-		axpyRows(y[j*ystride:j*ystride+width], p[j*pstride:j*pstride+n], v, vstride)
-	}
+	f32ToF16Go(dst[i:], src[i:])
 }

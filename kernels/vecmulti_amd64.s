@@ -7,7 +7,7 @@
 // one-row kernels in vec_amd64.s: only the loads of keys and values are
 // shared between rows, never a sum.
 
-// func dot4RowsAVX2(out []float32, ostride int, q []float32, qstride int, k []float32, kstride, pairs, steps int, scale float32, next []float32)
+// func dot4Rows(out []float32, ostride int, q []float32, qstride int, k []float32, kstride, pairs, steps int, scale float32, next []float32)
 // For query rows j < 4 (q[j*qstride:], 16*steps floats) and key rows
 // i < 2*pairs (k[i*kstride:]): out[j*ostride+i] = vecDotAVX2(q_j, k_i) *
 // scale, bit-identical. vecDotAVX2 sums a row in one accumulator of 8
@@ -18,7 +18,7 @@
 // prefetches the same line of both rows of next, the rows the caller
 // reads after these (kstride floats apart too): in decode the key cache
 // streams from memory.
-TEXT ·dot4RowsAVX2(SB), NOSPLIT, $0-144
+TEXT ·dot4Rows(SB), NOSPLIT, $0-144
 	MOVQ out_base+0(FP), R8
 	MOVQ ostride+24(FP), R9
 	SHLQ $2, R9
@@ -125,7 +125,7 @@ d4end:
 	VZEROUPPER
 	RET
 
-// func axpy4RowsAVX2(y []float32, ystride int, p []float32, pstride, n int, v []float32, vstride, chunks int, next []float32)
+// func axpy4Rows(y []float32, ystride int, p []float32, pstride, n int, v []float32, vstride, chunks int, next []float32)
 // For rows j < 4 and i = 0, 1, ... n-1 in turn: y_j += p[j*pstride+i] *
 // v[i*vstride:], over the first 16*chunks floats of y_j = y[j*ystride:],
 // each element by the FMAs of axpyRowsAVX2 in the same order. 16 floats
@@ -134,7 +134,7 @@ d4end:
 // 64 bytes of the same row of next (vstride floats apart too): the values
 // (or keys) the caller reads next are on their way while these are
 // summed.
-TEXT ·axpy4RowsAVX2(SB), NOSPLIT, $0-136
+TEXT ·axpy4Rows(SB), NOSPLIT, $0-136
 	MOVQ y_base+0(FP), DI
 	MOVQ ystride+24(FP), R9
 	SHLQ $2, R9

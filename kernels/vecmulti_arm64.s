@@ -8,13 +8,13 @@
 // kernels of vec_arm64.s: only the loads of keys and values are shared
 // between rows, never a sum.
 
-// func dot4RowsNEON(out []float32, ostride int, q []float32, qstride int, k []float32, kstride, pairs, steps int, scale float32, next []float32)
+// func dot4Rows(out []float32, ostride int, q []float32, qstride int, k []float32, kstride, pairs, steps int, scale float32, next []float32)
 // For query rows j < 4 (8*steps floats) and key rows i < 2*pairs:
 // out[j*ostride+i] = vecDotNEON(q_j, k_i) * scale. Accumulator pair of
 // (query j, key c) is V(16+4j+2c), V(17+4j+2c); V0-V3 hold the two keys'
 // 8 floats, V4-V11 the four queries'. A pair of keys is read in one
 // pass, prefetching the same bytes of the matching rows of next.
-TEXT ·dot4RowsNEON(SB), NOSPLIT, $0-144
+TEXT ·dot4Rows(SB), NOSPLIT, $0-144
 	MOVD  out_base+0(FP), R0
 	MOVD  ostride+24(FP), R1
 	LSL   $2, R1
@@ -124,13 +124,13 @@ mstep:
 mend:
 	RET
 
-// func axpy4RowsNEON(y []float32, ystride int, p []float32, pstride, n int, v []float32, vstride, chunks int, next []float32)
+// func axpy4Rows(y []float32, ystride int, p []float32, pstride, n int, v []float32, vstride, chunks int, next []float32)
 // For output rows j < 4 and 16-float chunks of the values: y_j =
 // fma(p[j*pstride+i], v_i, y_j) for i < n in order, as axpyRowsNEON.
 // The four rows' chunk stays in V16-V31 while the value rows pass (V0-V3,
 // loaded once for four rows); each row prefetches the same 64 bytes of
 // next's row.
-TEXT ·axpy4RowsNEON(SB), NOSPLIT, $0-136
+TEXT ·axpy4Rows(SB), NOSPLIT, $0-136
 	MOVD y_base+0(FP), R0
 	MOVD ystride+24(FP), R1
 	LSL  $2, R1
