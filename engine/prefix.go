@@ -16,18 +16,16 @@ const BlockSize = 16
 // prefixBlock holds the keys and values of one block of positions for
 // every layer, copied out of the sequence that computed them. A sliding
 // layer's rows are nil when they had left the window before the block
-// could be copied. Rows keep the cache's element type: float32 in k and v,
-// f16 in k16 and v16 (the other pair nil), so a restored cache holds the
-// very bits the original did.
+// could be copied. Rows keep the cache's element type, so a restored
+// cache holds the very bits the original did.
 type prefixBlock struct {
-	hash     uint64
-	parent   *prefixBlock
-	tokens   [BlockSize]int32
-	k, v     [][]float32 // per layer: BlockSize rows of the layer's dim
-	k16, v16 [][]uint16
-	lastUse  int64
-	kids     int
-	bytes    int64
+	hash    uint64
+	parent  *prefixBlock
+	tokens  [BlockSize]int32
+	rows    []kv.Rows // per layer: BlockSize positions, or none
+	lastUse int64
+	kids    int
+	bytes   int64
 }
 
 // prefixCache is an LRU of blocks keyed by their hash chain. Only the
@@ -119,12 +117,7 @@ func (pc *prefixCache) slidingRowsHeld(chain []*prefixBlock) bool {
 }
 
 // holds reports whether the block kept layer li's rows.
-func (b *prefixBlock) holds(li int) bool {
-	if b.k16 != nil {
-		return b.k16[li] != nil
-	}
-	return b.k[li] != nil
-}
+func (b *prefixBlock) holds(li int) bool { return b.rows[li].Len() > 0 }
 
 // restore fills an empty cache with the chain's positions.
 func (pc *prefixCache) restore(c *kv.Cache, chain []*prefixBlock) {
@@ -135,14 +128,8 @@ func (pc *prefixCache) restore(c *kv.Cache, chain []*prefixBlock) {
 			first = max(0, p-pc.cfg.SlidingWindow)
 			layer.Seek(first)
 		}
-		d := layer.Dim
 		for pos := first; pos < p; pos++ {
-			b, r := chain[pos/BlockSize], pos%BlockSize
-			if b.k16 != nil {
-				layer.AppendF16(b.k16[li][r*d:(r+1)*d], b.v16[li][r*d:(r+1)*d])
-			} else {
-				layer.Append(b.k[li][r*d:(r+1)*d], b.v[li][r*d:(r+1)*d])
-			}
+			layer.AppendRow(chain[pos/BlockSize].rows[li], pos%BlockSize)
 		}
 	}
 }
@@ -181,35 +168,12 @@ func (pc *prefixCache) insert(c *kv.Cache, tokens []int, salt string, from int, 
 		for j, t := range toks {
 			b.tokens[j] = int32(t)
 		}
-		f16 := c.Type() == kv.F16
-		if f16 {
-			b.k16 = make([][]uint16, len(c.Layers))
-			b.v16 = make([][]uint16, len(c.Layers))
-		} else {
-			b.k = make([][]float32, len(c.Layers))
-			b.v = make([][]float32, len(c.Layers))
-		}
+		b.rows = make([]kv.Rows, len(c.Layers))
 		for li, layer := range c.Layers {
-			start := i * BlockSize
-			if start < layer.First() {
-				continue // this sliding layer no longer holds the rows
+			// A sliding layer may no longer hold the rows.
+			if start := i * BlockSize; start >= layer.First() {
+				b.rows[li] = layer.CopyRows(start, BlockSize)
 			}
-			d := layer.Dim
-			if f16 {
-				k, v := make([]uint16, BlockSize*d), make([]uint16, BlockSize*d)
-				for r := 0; r < BlockSize; r++ {
-					copy(k[r*d:], layer.KeyF16(start+r))
-					copy(v[r*d:], layer.ValueF16(start+r))
-				}
-				b.k16[li], b.v16[li] = k, v
-				continue
-			}
-			k, v := make([]float32, BlockSize*d), make([]float32, BlockSize*d)
-			for r := 0; r < BlockSize; r++ {
-				copy(k[r*d:], layer.Key(start+r))
-				copy(v[r*d:], layer.Value(start+r))
-			}
-			b.k[li], b.v[li] = k, v
 		}
 		if parentBlock != nil {
 			parentBlock.kids++

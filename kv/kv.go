@@ -246,6 +246,56 @@ func (l *Layer) RunF16(pos, n int) (k, v []uint16, m int) {
 	return l.k16[s*l.Dim : (s+m)*l.Dim], l.v16[s*l.Dim : (s+m)*l.Dim], m
 }
 
+// Rows is a copy of the keys and values of consecutive positions in a
+// layer's element type (a prefix cache keeps blocks of them, and puts
+// back the very bits it copied). The zero value holds nothing.
+type Rows struct {
+	n, dim   int
+	k, v     []float32
+	k16, v16 []uint16
+}
+
+// Len is the number of positions held.
+func (r Rows) Len() int { return r.n }
+
+// CopyRows copies positions [pos, pos+n), which must all still be held.
+func (l *Layer) CopyRows(pos, n int) Rows {
+	d := l.Dim
+	r := Rows{n: n, dim: d}
+	if l.typ == F16 {
+		r.k16, r.v16 = make([]uint16, n*d), make([]uint16, n*d)
+	} else {
+		r.k, r.v = make([]float32, n*d), make([]float32, n*d)
+	}
+	for i := 0; i < n; {
+		s, m := l.run(pos+i, n-i)
+		if l.typ == F16 {
+			copy(r.k16[i*d:], l.k16[s*d:(s+m)*d])
+			copy(r.v16[i*d:], l.v16[s*d:(s+m)*d])
+		} else {
+			copy(r.k[i*d:], l.k[s*d:(s+m)*d])
+			copy(r.v[i*d:], l.v[s*d:(s+m)*d])
+		}
+		i += m
+	}
+	return r
+}
+
+// AppendRow stores row i of r (copied from a layer of the same type and
+// dim) as the next position.
+func (l *Layer) AppendRow(r Rows, i int) {
+	if i < 0 || i >= r.n || r.dim != l.Dim {
+		panic(fmt.Sprintf("kv: row %d of %d rows of dim %d appended to a layer of dim %d", i, r.n, r.dim, l.Dim))
+	}
+	d := l.Dim
+	if r.k16 != nil {
+		l.AppendF16(r.k16[i*d:(i+1)*d], r.v16[i*d:(i+1)*d])
+		return
+	}
+	l.mustBe(F32)
+	l.Append(r.k[i*d:(i+1)*d], r.v[i*d:(i+1)*d])
+}
+
 // run is the slot of pos and how many of n positions follow it in order.
 func (l *Layer) run(pos, n int) (s, m int) {
 	if n <= 0 {

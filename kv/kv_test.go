@@ -194,3 +194,37 @@ func TestParseType(t *testing.T) {
 		t.Error("sizes")
 	}
 }
+
+// CopyRows reads across a sliding layer's ring wrap, and AppendRow puts
+// the same rows back into an empty layer, in either element type.
+func TestCopyRowsRoundTrip(t *testing.T) {
+	const dim, window = 4, 8
+	for _, typ := range []Type{F32, F16} {
+		src := NewLayerOf(dim, window, typ)
+		for p := 0; p < 13; p++ {
+			src.Append(row(dim, float32(p)), row(dim, -float32(p)))
+		}
+		r := src.CopyRows(6, 7) // slots 6, 7, then 0..4 after the wrap
+		if r.Len() != 7 {
+			t.Fatalf("%s: %d rows copied, want 7", typ, r.Len())
+		}
+		dst := NewLayerOf(dim, 0, typ)
+		dst.Seek(6)
+		for i := 0; i < r.Len(); i++ {
+			dst.AppendRow(r, i)
+		}
+		for p := 6; p < 13; p++ {
+			if k, v := dst.Key(p), dst.Value(p); k[0] != float32(p) || v[dim-1] != -float32(p) {
+				t.Errorf("%s: position %d restored as key %v value %v", typ, p, k, v)
+			}
+		}
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("f16 rows appended to a float32 layer")
+		}
+	}()
+	f16 := NewLayerOf(dim, 0, F16)
+	f16.Append(row(dim, 1), row(dim, 1))
+	NewLayer(dim, 0).AppendRow(f16.CopyRows(0, 1), 0)
+}
