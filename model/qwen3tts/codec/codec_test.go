@@ -143,4 +143,3 @@ func TestGolden(t *testing.T) {
 		}
 	}
 }
-

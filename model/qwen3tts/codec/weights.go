@@ -29,8 +29,8 @@ func (c *conv) hist() int { return (c.k - 1) * c.dil }
 // right trim k-s. Its weight is held as a matrix [k*out][in] with row
 // j*out+o = W[i][o][j], so each input row gives k output taps of out.
 type transConv struct {
-	w            *tensor.Matrix
-	b            []float32
+	w             *tensor.Matrix
+	b             []float32
 	in, out, k, s int
 }
 
