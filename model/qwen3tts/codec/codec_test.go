@@ -22,13 +22,15 @@ var (
 // tiny loads the shared tiny codec checkpoint once.
 func tiny(t testing.TB) *Decoder {
 	t.Helper()
-	dir := testdata.Path(t, "tts", "codec", "tiny")
+	dir := tinyDir(t)
 	tinyOnce.Do(func() { tinyDec, tinyErr = Load(dir) })
 	if tinyErr != nil {
 		t.Fatal(tinyErr)
 	}
 	return tinyDec
 }
+
+func tinyDir(t testing.TB) string { return testdata.Path(t, "tts", "codec", "tiny") }
 
 type goldenFile struct {
 	File  string `json:"file"`
