@@ -18,6 +18,9 @@ func ParseCodes(data []byte, quantizers, codebookSize int) ([]int32, error) {
 	if err := dec.Decode(&doc); err != nil {
 		return nil, fmt.Errorf("not a JSON object with a \"codes\" array: %v", err)
 	}
+	if dec.More() {
+		return nil, fmt.Errorf("data after the JSON object")
+	}
 	if doc.Codes == nil {
 		return nil, fmt.Errorf("missing key \"codes\" (want {\"codes\": [[%d ints], ...]})", quantizers)
 	}

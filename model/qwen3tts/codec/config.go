@@ -157,7 +157,7 @@ func (c *Config) check() error {
 
 // SamplesPerFrame is the product of every upsampling factor: 1920 for the
 // released tokenizers (24000 Hz / 12.5 Hz).
-func (c *Config) SamplesPerFrame() int {
+func (c Config) SamplesPerFrame() int {
 	n := 1
 	for _, r := range c.UpsamplingRatios {
 		n *= r
