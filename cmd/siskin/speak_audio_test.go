@@ -178,3 +178,21 @@ func TestSpeakErrors(t *testing.T) {
 		t.Error("a failed speak left an output file")
 	}
 }
+
+// TestSpeakSynthFolder: end to end on a `siskin synth --arch qwen3_tts
+// --shape tiny` folder, whose codec is found at DIR/speech_tokenizer/:
+// the WAV holds frames x 1920 samples equal to the int16 of an offline
+// decode, and the FLAC decodes to the same int16.
+func TestSpeakSynthFolder(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "tts")
+	if out, err := siskin(t, "synth", "--arch", "qwen3_tts", "--shape", "tiny", "-o", dir, "--progress", "off"); err != nil {
+		t.Fatalf("synth: %v\n%s", err, out)
+	}
+	checkSpeak(t, dir, filepath.Join(dir, "speech_tokenizer"), randomCodes(27, 2048))
+	// --codec points elsewhere: the shared tiny codec (codebooks of 64).
+	other := testdata.Path(t, "tts", "codec", "tiny")
+	checkSpeak(t, dir, other, randomCodes(3, 64), "--codec", other)
+	if _, err := siskin(t, "synth", "--arch", "qwen3_tts", "--shape", "3b", "-o", dir); err == nil || !strings.Contains(err.Error(), `no shape "3b"`) {
+		t.Errorf("unknown shape: %v", err)
+	}
+}
