@@ -101,6 +101,24 @@ func Write(dir string, opt Options) (*Report, error) {
 	return &rep, nil
 }
 
+// WriteCodec writes only a shape's speech tokenizer (config.json and
+// model.safetensors with the decoder weights) to dir, as Write does under
+// speech_tokenizer/: for codec tests and benchmarks.
+func WriteCodec(dir, shape string, seed uint64) error {
+	s, err := LookupShape(shape)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	if err := writeJSON(filepath.Join(dir, "config.json"), codecConfig(s.Codec)); err != nil {
+		return err
+	}
+	meta := map[string]string{"format": "pt", "note": fmt.Sprintf("random weights made by siskin synth (seed %d), shape %s", seed, s.Name)}
+	return writeSafetensors(filepath.Join(dir, "model.safetensors"), codecSpecs(s.Codec), tensor.F32, seed, meta, nil)
+}
+
 func writeJSON(path string, v any) error {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
