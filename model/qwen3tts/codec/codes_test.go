@@ -108,3 +108,22 @@ func TestLoadErrors(t *testing.T) {
 		t.Errorf("no config: %v", err)
 	}
 }
+
+// FuzzParseConfig: any config.json gives a checked config or an error,
+// never a panic.
+func FuzzParseConfig(f *testing.F) {
+	f.Add([]byte(`{"decoder_config": {}}`))
+	f.Add([]byte(`{"decoder_config": {"codebook_size": 64, "codebook_dim": 32, "latent_dim": 64, "hidden_size": 32,
+		"intermediate_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 4, "head_dim": 16,
+		"sliding_window": 8, "rope_theta": 10000, "rms_norm_eps": 1e-5, "num_quantizers": 16, "decoder_dim": 48,
+		"upsample_rates": [8, 5, 4, 3], "upsampling_ratios": [2, 2]}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, err := ParseConfig(data)
+		if err != nil {
+			return
+		}
+		if c.SamplesPerFrame() <= 0 || c.DecoderDim>>len(c.UpsampleRates) <= 0 {
+			t.Fatalf("accepted %+v", c)
+		}
+	})
+}
