@@ -169,3 +169,15 @@ func writeFileAtomic(path string, data []byte) error {
 	}
 	return nil
 }
+
+// frameCodes flattens frames of codes (the talker's [][]int) to the
+// frame-major []int32 the codec decodes.
+func frameCodes(frames [][]int) []int32 {
+	out := make([]int32, 0, len(frames)*16)
+	for _, f := range frames {
+		for _, c := range f {
+			out = append(out, int32(c))
+		}
+	}
+	return out
+}

@@ -196,3 +196,9 @@ func TestSpeakSynthFolder(t *testing.T) {
 		t.Errorf("unknown shape: %v", err)
 	}
 }
+
+func TestFrameCodes(t *testing.T) {
+	if got := frameCodes([][]int{{1, 2}, {3, 4}}); !slices.Equal(got, []int32{1, 2, 3, 4}) {
+		t.Fatal(got)
+	}
+}
