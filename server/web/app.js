@@ -285,7 +285,8 @@
     if (s.ttft_ms !== undefined) parts.push(['first token ' + Math.round(s.ttft_ms) + ' ms', 'time from sending to the first generated token']);
     if (s.tokens_per_s) parts.push([s.tokens_per_s.toFixed(1) + ' tokens/s', 'generation speed after the first token']);
     if (s.tokens !== undefined) parts.push([s.tokens + ' tokens', 'generated tokens']);
-    if (m.finish) parts.push([m.finish === 'length' ? 'stopped at max tokens' : m.finish, 'why the answer ended']);
+    const why = { stop: 'finished', length: 'stopped at max tokens', stopped: 'stopped by you', tool_calls: 'tool call', abort: 'aborted by the server' };
+    if (m.finish) parts.push([why[m.finish] || m.finish, 'why the answer ended']);
     for (const [text, title] of parts) {
       const span = el('span', null, text);
       span.title = title;

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
@@ -422,6 +423,7 @@ func TestChatPage(t *testing.T) {
 	if again := stored(t, tab); len(again) != 4 || again[1].Content != wantContent {
 		t.Fatalf("after reload the conversation is %+v", again)
 	}
+	testRendering(t, tab, dir)
 	if e := errs.list(); len(e) > 0 {
 		t.Fatalf("console errors:\n%s", strings.Join(e, "\n"))
 	}
@@ -463,5 +465,65 @@ func testAPIKey(t *testing.T, b *backend, browser context.Context) {
 		if !strings.Contains(e, "401") {
 			t.Errorf("console error: %s", e)
 		}
+	}
+}
+
+// renderedAnswer is a stored answer with Markdown, reasoning, a tool call
+// and HTML that must stay text: the tiny model writes none of these itself.
+var renderedAnswer = map[string]any{
+	"role": "assistant", "model": "spark-tiny", "reasoning": "The user wants a demo.",
+	"content": "Here is **bold**, *italic*, `code` and a [link](https://example.com), not [this](javascript:alert(1)).\n\n" +
+		"## A heading\n\n- one\n- two\n\n3. three\n4. four\n\n> quoted\n\n" +
+		"```go\nfmt.Println(\"<b>hi</b>\")\n```\n\n<img src=x onerror=\"window.__xss=1\"> <script>window.__xss=2</script>",
+	"tool_calls": []any{map[string]any{"id": "call_1", "type": "function",
+		"function": map[string]any{"name": "get_weather", "arguments": `{"city":"Paris"}`}}},
+	"finish": "tool_calls", "stats": map[string]any{"tokens": 57, "ttft_ms": 41, "tokens_per_s": 88.2},
+}
+
+// testRendering loads a stored conversation and checks how the answer is
+// drawn: Markdown elements, code kept verbatim, no HTML from the model,
+// javascript: links left as text, reasoning folded, the tool call named.
+func testRendering(t *testing.T, tab context.Context, dir string) {
+	conv, _ := json.Marshal(map[string]any{"settings": map[string]any{}, "messages": []any{
+		map[string]any{"role": "user", "content": "Show me <b>everything</b>"}, renderedAnswer}})
+	lit, _ := json.Marshal(string(conv)) // a JavaScript string literal
+	eval[chromedp.Void](t, tab, fmt.Sprintf(`localStorage.setItem('siskin.chat:' + location.pathname, %s)`, lit))
+	do(t, tab, "reload", chromedp.EmulateViewport(1280, 800), chromedp.Reload())
+	waitFor(t, tab, "the stored answer", `document.querySelectorAll('#log li.msg').length === 2`, 5*time.Second)
+	checks := map[string]string{
+		"bold":             `document.querySelector('.content strong').textContent === 'bold'`,
+		"italic":           `document.querySelector('.content em').textContent === 'italic'`,
+		"inline code":      `document.querySelector('.content p code').textContent === 'code'`,
+		"link":             `document.querySelector('.content a').href === 'https://example.com/' && document.querySelectorAll('.content a').length === 1`,
+		"heading":          `document.querySelector('.content h4').textContent === 'A heading'`,
+		"lists":            `document.querySelectorAll('.content ul li').length === 2 && document.querySelector('.content ol').start === 3`,
+		"quote":            `document.querySelector('.content blockquote').textContent.trim() === 'quoted'`,
+		"code block":       `document.querySelector('.content pre code').textContent === 'fmt.Println("<b>hi</b>")' && document.querySelector('.content pre .lang').textContent === 'go'`,
+		"no model HTML":    `!document.querySelector('.content img, .content script, .content b') && window.__xss === undefined && document.querySelector('.content').textContent.includes('<script>')`,
+		"user text as is":  `document.querySelector('li.user .body').textContent === 'Show me <b>everything</b>'`,
+		"reasoning folded": `!document.querySelector('details.reasoning').open && document.querySelector('details.reasoning .text').textContent === 'The user wants a demo.'`,
+		"tool call":        `document.querySelector('.toolcall .name').textContent === 'get_weather' && document.querySelector('.toolcall pre').textContent.includes('"city": "Paris"')`,
+	}
+	for what, check := range checks {
+		if !eval[bool](t, tab, check) {
+			t.Errorf("rendering: %s: %s is false", what, check)
+		}
+	}
+	png, err := chromedp.Run(tab, chromedp.CaptureScreenshot())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "rendering-desktop.png"), png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dark := emulation.SetEmulatedMediaParams{Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: "dark"}}}
+	if _, err := chromedp.Call(tab, emulation.SetEmulatedMedia, dark); err != nil {
+		t.Fatal(err)
+	}
+	if png, err = chromedp.Run(tab, chromedp.CaptureScreenshot()); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "rendering-dark.png"), png, 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
