@@ -122,6 +122,8 @@
     const system = $('system').value.trim();
     if (system) body.messages.push({ role: 'system', content: system });
     for (const m of state.messages) {
+      // An answer that failed before writing anything is not sent back.
+      if (m.role === 'assistant' && m.error && !m.content && !(m.tool_calls && m.tool_calls.length)) continue;
       const out = { role: m.role, content: m.content || '' };
       if (m.tool_calls && m.tool_calls.length) out.tool_calls = m.tool_calls;
       body.messages.push(out);
