@@ -88,8 +88,8 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle("GET /metrics", s.auth(s.metrics.handler()))
 	mux.Handle("GET /v1/models", s.auth(http.HandlerFunc(s.models)))
 	mux.Handle("GET /v1/models/{model...}", s.auth(http.HandlerFunc(s.model)))
-	mux.Handle("POST /v1/completions", s.auth(http.HandlerFunc(s.completions)))
-	mux.Handle("POST /v1/chat/completions", s.auth(http.HandlerFunc(s.chatCompletions)))
+	mux.Handle("POST /v1/completions", s.auth(apiHandler(s.completions)))
+	mux.Handle("POST /v1/chat/completions", s.auth(apiHandler(s.chatCompletions)))
 	mux.Handle("POST /tokenize", s.auth(http.HandlerFunc(s.tokenize)))
 	mux.Handle("POST /detokenize", s.auth(http.HandlerFunc(s.detokenize)))
 	for path, h := range s.cfg.Debug {
