@@ -1,6 +1,9 @@
 'use strict';
 // siskin's chat page. Plain DOM, no libraries; every URL is relative to the
 // page so the server can sit behind a reverse proxy under a path prefix.
+// Voice (speech models) is to come: its settings go in #voice, which shows
+// when /v1/models lists a speech model (isSpeechModel); its numbers go in
+// an answer's stats (fillStats).
 (() => {
   const $ = (id) => document.getElementById(id);
   // The page's own folder ("/prefix/" when a proxy mounts the server there).
@@ -313,6 +316,8 @@
       const atBottom = log.scrollHeight - log.scrollTop - log.clientHeight < 40;
       fillAnswer(running.li, running.msg);
       if (atBottom) log.scrollTop = log.scrollHeight;
+      // Keep the partial answer now and then, so a reload mid-stream loses little.
+      if (performance.now() - running.saved > 1000) { running.saved = performance.now(); save(); }
     });
   }
 
@@ -376,7 +381,7 @@
     hideBanner();
     const msg = { role: 'assistant', model: body.model, content: '', reasoning: '' };
     state.messages.push(msg);
-    const run = { controller: new AbortController(), msg, li: null, t0: performance.now(), tFirst: 0, tokens: 0, usage: null };
+    const run = { controller: new AbortController(), msg, li: null, t0: performance.now(), tFirst: 0, tokens: 0, usage: null, saved: performance.now() };
     running = run;
     run.li = messageEl(msg);
     run.li.setAttribute('aria-busy', 'true');
