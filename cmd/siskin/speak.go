@@ -129,7 +129,7 @@ func speakIDs(o *speakOptions) ([]int, error) {
 	}
 	tok, err := tokenizer.Load(o.modelPath)
 	if err != nil {
-		return nil, fmt.Errorf("--input needs the model's tokenizer (or give --input-ids): %w", err)
+		return nil, fmt.Errorf("--input needs the model's tokenizer (tokenizer.json, or vocab.json and merges.txt; or give --input-ids): %w", err)
 	}
 	text := "<|im_start|>assistant\n" + o.input + "<|im_end|>\n<|im_start|>assistant\n"
 	return tok.Encode(text, tokenizer.EncodeOptions{ParseSpecial: true}), nil

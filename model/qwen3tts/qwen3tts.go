@@ -57,9 +57,11 @@ const (
 	predictorPrefix = "talker.code_predictor."
 )
 
+// The embedding tables carry llama.cpp's token-embedding role so a
+// weight store treats them as read by rows only.
 var (
-	nCodecEmbed = model.Names{HF: "talker.model.codec_embedding.weight"}
-	nTextEmbed  = model.Names{HF: "talker.model.text_embedding.weight"}
+	nCodecEmbed = model.Names{GGUF: "token_embd.weight", HF: "talker.model.codec_embedding.weight"}
+	nTextEmbed  = model.Names{GGUF: "token_embd.weight", HF: "talker.model.text_embedding.weight"}
 	nTalkerNorm = model.Names{HF: "talker.model.norm.weight"}
 	nFC1        = model.Names{HF: "talker.text_projection.linear_fc1.weight"}
 	nFC1Bias    = model.Names{HF: "talker.text_projection.linear_fc1.bias"}
@@ -67,7 +69,7 @@ var (
 	nFC2Bias    = model.Names{HF: "talker.text_projection.linear_fc2.bias"}
 	nCodecHead  = model.Names{HF: "talker.codec_head.weight"}
 	nPredNorm   = model.Names{HF: "talker.code_predictor.model.norm.weight"}
-	nPredEmbed  = model.Names{HF: "talker.code_predictor.model.codec_embedding.%d.weight"}
+	nPredEmbed  = model.Names{GGUF: "token_embd.weight", HF: "talker.code_predictor.model.codec_embedding.%d.weight"}
 	nLMHead     = model.Names{HF: "talker.code_predictor.lm_head.%d.weight"}
 	nProj       = model.Names{HF: "talker.code_predictor.small_to_mtp_projection.weight"}
 	nProjBias   = model.Names{HF: "talker.code_predictor.small_to_mtp_projection.bias"}
@@ -123,9 +125,9 @@ func load(src *model.Source, c *Config) (*Model, error) {
 	w := &model.Loader{Source: src, Layers: t.Layers}
 	m.talker = qwen3.LoadDecoder(w, t, talkerPrefix)
 	m.talkerNorm = w.Vector(nTalkerNorm, 0, t.Hidden)
-	m.codecEmbed = lookupMatrix(w, nCodecEmbed, 0, t.Vocab, t.Hidden)
+	m.codecEmbed = w.Matrix(nCodecEmbed, 0, t.Vocab, t.Hidden)
 	m.codecHead = w.Matrix(nCodecHead, 0, t.Vocab, t.Hidden)
-	m.textEmbed = lookupMatrix(w, nTextEmbed, 0, c.TextVocab, c.TextHidden)
+	m.textEmbed = w.Matrix(nTextEmbed, 0, c.TextVocab, c.TextHidden)
 	m.fc1 = w.Matrix(nFC1, 0, c.TextHidden, c.TextHidden)
 	m.b1 = w.Vector(nFC1Bias, 0, c.TextHidden)
 	m.fc2 = w.Matrix(nFC2, 0, t.Hidden, c.TextHidden)
@@ -134,7 +136,7 @@ func load(src *model.Source, c *Config) (*Model, error) {
 	m.pred = qwen3.LoadDecoder(w, p, predictorPrefix)
 	m.predNorm = w.Vector(nPredNorm, 0, p.Hidden)
 	for g := 0; g < c.CodeGroups-1; g++ {
-		m.predEmbed = append(m.predEmbed, lookupMatrix(w, nPredEmbed, g, p.Vocab, t.Hidden))
+		m.predEmbed = append(m.predEmbed, w.Matrix(nPredEmbed, g, p.Vocab, t.Hidden))
 		m.lmHead = append(m.lmHead, w.Matrix(nLMHead, g, p.Vocab, p.Hidden))
 	}
 	// The projection exists iff the widths differ (M:1171-1174).
@@ -149,21 +151,6 @@ func load(src *model.Source, c *Config) (*Model, error) {
 	}
 	m.weightBytes = w.Bytes
 	return m, nil
-}
-
-// lookupMatrix fetches a table that is only read by rows (an embedding):
-// not packed for the kernels.
-func lookupMatrix(w *model.Loader, n model.Names, i, rows, cols int) *tensor.Matrix {
-	if w.Err != nil {
-		return nil
-	}
-	m, err := w.Source.Matrix(n, i, rows, cols)
-	if err != nil {
-		w.Err = err
-		return nil
-	}
-	w.Bytes += int64(m.RowStride()) * int64(m.Rows)
-	return m
 }
 
 // Close releases the mapped weights.
