@@ -7,7 +7,9 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
+	"sync"
 	"testing"
 
 	"github.com/siskin-ml/siskin/safetensors"
@@ -20,9 +22,32 @@ type testTensor struct {
 	data  []float32
 }
 
-// readFixture reads every tensor of the fixture as float32, and its
-// config.json as a map.
+var (
+	fixtureOnce    sync.Once
+	fixtureTensors map[string]*testTensor
+	fixtureConfig  []byte
+)
+
+// readFixture returns a copy of every tensor of the fixture as float32,
+// and its config.json as a map (the file is read once per test binary).
 func readFixture(t testing.TB) (map[string]*testTensor, map[string]any) {
+	t.Helper()
+	fixtureOnce.Do(func() { fixtureTensors, fixtureConfig = loadFixture(t) })
+	if fixtureTensors == nil {
+		t.Fatal("fixture checkpoint could not be read")
+	}
+	out := make(map[string]*testTensor, len(fixtureTensors))
+	for n, ts := range fixtureTensors {
+		out[n] = &testTensor{shape: slices.Clone(ts.shape), data: slices.Clone(ts.data)}
+	}
+	var cfg map[string]any
+	if err := json.Unmarshal(fixtureConfig, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	return out, cfg
+}
+
+func loadFixture(t testing.TB) (map[string]*testTensor, []byte) {
 	t.Helper()
 	dir := ckptDir(t)
 	f, err := safetensors.Open(filepath.Join(dir, "model.safetensors"))
@@ -42,14 +67,11 @@ func readFixture(t testing.TB) (map[string]*testTensor, map[string]any) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var cfg map[string]any
-	if err := json.Unmarshal(raw, &cfg); err != nil {
-		t.Fatal(err)
-	}
-	return out, cfg
+	return out, raw
 }
 
-// writeCheckpoint writes an F32 checkpoint folder (config.json, the
+// writeCheckpoint writes a checkpoint folder (tensors whose values are
+// all bf16 values as BF16, the others as F32) (config.json, the
 // fixture's generation_config.json, model.safetensors) and returns it.
 func writeCheckpoint(t testing.TB, tensors map[string]*testTensor, cfg map[string]any) string {
 	t.Helper()
@@ -70,12 +92,8 @@ func writeCheckpoint(t testing.TB, tensors map[string]*testTensor, cfg map[strin
 	header := map[string]any{}
 	var data []byte
 	for _, n := range names {
-		ts := tensors[n]
-		b := make([]byte, 4*len(ts.data))
-		for i, v := range ts.data {
-			binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(v))
-		}
-		header[n] = map[string]any{"dtype": "F32", "shape": ts.shape, "data_offsets": []int{len(data), len(data) + len(b)}}
+		b, dtype := encodeTensor(tensors[n].data)
+		header[n] = map[string]any{"dtype": dtype, "shape": tensors[n].shape, "data_offsets": []int{len(data), len(data) + len(b)}}
 		data = append(data, b...)
 	}
 	h, _ := json.Marshal(header)
@@ -89,4 +107,27 @@ func writeCheckpoint(t testing.TB, tensors map[string]*testTensor, cfg map[strin
 		}
 	}
 	return dir
+}
+
+// encodeTensor is BF16 when every value is one, otherwise F32.
+func encodeTensor(v []float32) ([]byte, string) {
+	half := true
+	for _, x := range v {
+		if math.Float32bits(x)&0xffff != 0 {
+			half = false
+			break
+		}
+	}
+	if half {
+		b := make([]byte, 2*len(v))
+		for i, x := range v {
+			binary.LittleEndian.PutUint16(b[2*i:], uint16(math.Float32bits(x)>>16))
+		}
+		return b, "BF16"
+	}
+	b := make([]byte, 4*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
+	}
+	return b, "F32"
 }

@@ -163,6 +163,7 @@ func near(t testing.TB, what string, got, want []float32, tol float64) {
 			worst, at = d, i
 		}
 	}
+	t.Logf("%s: max abs diff %.2g (tolerance %g)", what, worst, tol)
 	if worst > tol {
 		t.Errorf("%s: max abs diff %.3g at %d (got %v, want %v), tolerance %g", what, worst, at, got[at], want[at], tol)
 	}
