@@ -1,17 +1,16 @@
 package qwen3tts
 
 import (
-	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"sync"
 	"testing"
 
+	"github.com/siskin-ml/siskin/internal/sttest"
 	"github.com/siskin-ml/siskin/safetensors"
 	"github.com/siskin-ml/siskin/tensor"
 )
@@ -84,24 +83,15 @@ func writeCheckpoint(t testing.TB, tensors map[string]*testTensor, cfg map[strin
 	if err != nil {
 		t.Fatal(err)
 	}
-	names := make([]string, 0, len(tensors))
-	for n := range tensors {
-		names = append(names, n)
+	out := make(map[string]sttest.Tensor, len(tensors))
+	for n, ts := range tensors {
+		b, dtype := encodeTensor(ts.data)
+		out[n] = sttest.Tensor{DType: dtype, Shape: ts.shape, Data: b}
 	}
-	sort.Strings(names)
-	header := map[string]any{}
-	var data []byte
-	for _, n := range names {
-		b, dtype := encodeTensor(tensors[n].data)
-		header[n] = map[string]any{"dtype": dtype, "shape": tensors[n].shape, "data_offsets": []int{len(data), len(data) + len(b)}}
-		data = append(data, b...)
+	if err := sttest.Write(filepath.Join(dir, "model.safetensors"), out); err != nil {
+		t.Fatal(err)
 	}
-	h, _ := json.Marshal(header)
-	var buf bytes.Buffer
-	binary.Write(&buf, binary.LittleEndian, uint64(len(h)))
-	buf.Write(h)
-	buf.Write(data)
-	for name, b := range map[string][]byte{"config.json": raw, "generation_config.json": gen, "model.safetensors": buf.Bytes()} {
+	for name, b := range map[string][]byte{"config.json": raw, "generation_config.json": gen} {
 		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
 			t.Fatal(err)
 		}
