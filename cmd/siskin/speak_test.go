@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -67,5 +68,67 @@ func TestSpeakErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v: error %v, want one containing %q\n%s", c.args, err, c.want, out)
 		}
+	}
+}
+
+// --input wraps the text and tokenizes it with the folder's tokenizer
+// (here a byte-level vocab.json + merges.txt written to match the
+// fixture's remapped ids: GPT-2's byte order puts "\n" at 198, "h" at 71
+// and "i" at 72; "assistant" is merged to 771, the chat tokens are 900 and
+// 901): the codes equal those of --input-ids with the ids worked out by
+// hand.
+func TestSpeakInputText(t *testing.T) {
+	ckpt := testdata.Path(t, "tts", "talker", "ckpt", "tiny-cv-eq-bf16")
+	dir := t.TempDir()
+	for _, f := range []string{"config.json", "generation_config.json", "model.safetensors"} {
+		if err := os.Symlink(filepath.Join(ckpt, f), filepath.Join(dir, f)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// bytes_to_unicode: printable bytes keep their rune, the others map
+	// to 256+k in byte order, and ids follow that order.
+	var order []rune
+	printable := func(b int) bool { return b >= '!' && b <= '~' || b >= 0xa1 && b <= 0xac || b >= 0xae }
+	for b := 0; b < 256; b++ {
+		if printable(b) {
+			order = append(order, rune(b))
+		}
+	}
+	k := 0
+	for b := 0; b < 256; b++ {
+		if !printable(b) {
+			order = append(order, rune(256+k))
+			k++
+		}
+	}
+	vocab := map[string]int{}
+	for id, r := range order {
+		vocab[string(r)] = id
+	}
+	merges := "#version: 0.2\n"
+	word := "assistant"
+	for i := 2; i <= len(word); i++ {
+		merges += word[:i-1] + " " + word[i-1:i] + "\n"
+		vocab[word[:i]] = 254 + i
+	}
+	vocab[word] = 771
+	vj, _ := json.Marshal(vocab)
+	cfg := `{"tokenizer_class": "Qwen2Tokenizer", "added_tokens_decoder": {"900": {"content": "<|im_start|>", "special": true}, "901": {"content": "<|im_end|>", "special": true}}}`
+	for name, b := range map[string]string{"vocab.json": string(vj), "merges.txt": merges, "tokenizer_config.json": cfg} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(b), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	common := []string{"speak", "-m", dir, "--voice", "ryan", "--language", "english", "--max-frames", "3", "--temp", "0", "--subtalker-temp", "0"}
+	text, err := siskin(t, append(common, "--input", "hi")...)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, text)
+	}
+	ids, err := siskin(t, append(common, "--input-ids", "900,771,198,71,72,901,198,900,771,198")...)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, ids)
+	}
+	if text != ids || !strings.Contains(text, `{"codes": [`) {
+		t.Errorf("--input hi:\n%s\n--input-ids:\n%s", text, ids)
 	}
 }
