@@ -34,6 +34,10 @@ type Request struct {
 	// drawn); the same seed gives the same codes.
 	Seed   uint64
 	Seeded bool
+	// OnFrame, if not nil, receives each frame as soon as it is made (a
+	// streaming caller's hook). An error from it ends this request (Stop
+	// "canceled") and no other.
+	OnFrame func(frame []int) error
 	// Trace, when not nil, receives the intermediate values.
 	Trace *Trace
 }
@@ -57,7 +61,8 @@ func (c *Config) NewRequest(ids []int, v Voice) *Request {
 // Result is a generated utterance: one row of CodeGroups codes per frame.
 type Result struct {
 	Codes [][]int
-	// Stop is "eos" (the talker ended the utterance) or "max_frames".
+	// Stop is "eos" (the talker ended the utterance), "max_frames", or
+	// "canceled" (OnFrame returned an error).
 	Stop string
 	// Seed is the talker generator's seed (the predictor's derives from it).
 	Seed uint64
@@ -122,6 +127,11 @@ func (m *Model) Generate(reqs []*Request) ([]*Result, error) {
 		if err != nil {
 			return nil, err
 		}
+		// Streams whose caller stopped them are left out of the talker step.
+		live, sums = notify(live, sums)
+		if len(live) == 0 {
+			continue
+		}
 		if err := m.talkerStep(live, m.nextInputs(live, sums)); err != nil {
 			return nil, err
 		}
@@ -131,6 +141,23 @@ func (m *Model) Generate(reqs []*Request) ([]*Result, error) {
 		out[i] = &Result{Codes: s.codes, Stop: s.stop, Seed: s.talkerSeq.Seed()}
 	}
 	return out, nil
+}
+
+// notify hands each stream's new frame to its OnFrame and returns the
+// streams (and their frame sums) that go on.
+func notify(streams []*stream, sums [][]float32) ([]*stream, [][]float32) {
+	var live []*stream
+	var keep [][]float32
+	for i, s := range streams {
+		if f := s.req.OnFrame; f != nil {
+			if err := f(s.codes[len(s.codes)-1]); err != nil {
+				s.done, s.stop = true, "canceled"
+				continue
+			}
+		}
+		live, keep = append(live, s), append(keep, sums[i])
+	}
+	return live, keep
 }
 
 func active(streams []*stream) []*stream {

@@ -1,6 +1,7 @@
 package qwen3tts
 
 import (
+	"errors"
 	"math"
 	"slices"
 	"sort"
@@ -123,4 +124,30 @@ func chiSquare(t *testing.T, counts map[int]int, scores []float32, temp float64,
 		t.Errorf("chi-square %.1f over %d bins exceeds the 0.999 quantile %.1f", stat, bins, crit)
 	}
 	t.Logf("chi-square %.1f over %d bins (0.999 quantile %.1f)", stat, bins, crit)
+}
+
+// OnFrame sees every frame in order; an error from it stops that request
+// only, and the others in its batch get the codes they get alone.
+func TestOnFrameCancel(t *testing.T) {
+	m := openModel(t, ckptDir(t))
+	g := loadGolden(t, "cv_ryan_english_nonstream")
+	var seen [][]int
+	a := g.request(m)
+	a.OnFrame = func(f []int) error {
+		seen = append(seen, f)
+		if len(seen) == 3 {
+			return errors.New("client went away")
+		}
+		return nil
+	}
+	res, err := m.Generate([]*Request{a, g.request(m)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res[0].Stop != "canceled" || len(res[0].Codes) != 3 || !slices.EqualFunc(seen, res[0].Codes, slices.Equal) {
+		t.Errorf("canceled request: stop %q, %d frames, OnFrame saw %d", res[0].Stop, len(res[0].Codes), len(seen))
+	}
+	if !slices.EqualFunc(res[0].Codes, g.m.Codes[:3], slices.Equal) || !slices.EqualFunc(res[1].Codes, g.m.Codes, slices.Equal) || res[1].Stop != "max_frames" {
+		t.Errorf("codes %v and %v, want the golden's first 3 and all 12", res[0].Codes, res[1].Codes)
+	}
 }
