@@ -29,7 +29,7 @@ func speakCmd() *cobra.Command {
 		Use:   "speak -m DIR (--input TEXT | --input-ids 1,2,...) [--voice NAME] [--language L] [--codes-out FILE.json]",
 		Short: "Generate speech codes with a Qwen3-TTS CustomVoice model",
 		Long: `Run the Qwen3-TTS talker and code predictor on a text and write the audio
-codes: one frame of 16 codes per 1/12 s, as {"codes": [[16 ints], ...]} to
+codes: one frame of 16 codes per 80 ms (12.5 frames/s), as {"codes": [[16 ints], ...]} to
 --codes-out (or stdout).
 
 --input is wrapped as "<|im_start|>assistant\n{text}<|im_end|>\n<|im_start|>assistant\n"
@@ -114,7 +114,7 @@ func generateCodes(cmd *cobra.Command, o *speakOptions) ([][]int, error) {
 	if !req.Seeded && !(req.Talker.Greedy && req.Predictor.Greedy) {
 		fmt.Fprintf(cmd.ErrOrStderr(), "seed: %d\n", r.Seed)
 	}
-	fmt.Fprintf(cmd.ErrOrStderr(), "%d frames (%.2f s), stopped at %s\n", len(r.Codes), float64(len(r.Codes))/12, r.Stop)
+	fmt.Fprintf(cmd.ErrOrStderr(), "%d frames (%.2f s), stopped at %s\n", len(r.Codes), float64(len(r.Codes))*0.08, r.Stop)
 	return r.Codes, nil
 }
 
