@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/siskin-ml/siskin/engine"
@@ -36,6 +37,8 @@ type Speech struct {
 	m       *qwen3tts.Model
 	tok     *tokenizer.Tokenizer
 	created int64
+	// draining refuses new requests during shutdown.
+	draining atomic.Bool
 }
 
 // NewSpeech returns a speech server; tok is the model's text tokenizer.
@@ -110,6 +113,9 @@ func (s *Speech) auth(next http.Handler) http.Handler {
 
 // speech is POST /v1/audio/speech.
 func (s *Speech) speech(w http.ResponseWriter, r *http.Request) *apiError {
+	if s.draining.Load() {
+		return &apiError{Status: 503, Message: "server is shutting down", Type: "unavailable"}
+	}
 	var req speechRequest
 	if e := decodeSpeech(w, r, s.cfg.MaxRequestBytes, &req); e != nil {
 		return e
