@@ -26,11 +26,14 @@ type speakOptions struct {
 func speakCmd() *cobra.Command {
 	var o speakOptions
 	cmd := &cobra.Command{
-		Use:   "speak -m DIR (--input TEXT | --input-ids 1,2,...) [--voice NAME] [--language L] [--codes-out FILE.json]",
-		Short: "Generate speech codes with a Qwen3-TTS CustomVoice model",
-		Long: `Run the Qwen3-TTS talker and code predictor on a text and write the audio
-codes: one frame of 16 codes per 80 ms (12.5 frames/s), as {"codes": [[16 ints], ...]} to
---codes-out (or stdout).
+		Use:   "speak -m DIR (--input TEXT | --input-ids 1,2,... | --codes-in FILE.json) [--voice NAME] [--language L] [-o out.wav] [--codes-out FILE.json]",
+		Short: "Speak a text with a Qwen3-TTS CustomVoice model, or decode codec codes to audio",
+		Long: `Run the Qwen3-TTS talker and code predictor on a text, then write the audio codes
+(one frame of 16 codes per 80 ms, as {"codes": [[16 ints], ...]}) to --codes-out and
+the 24 kHz mono audio to -o with the model's speech tokenizer (DIR/speech_tokenizer/,
+DIR itself, or --codec) as WAV, raw PCM (s16le) or FLAC. Without -o or --codes-out
+the codes go to stdout. --codes-in FILE.json decodes given codes instead of
+generating them.
 
 --input is wrapped as "<|im_start|>assistant\n{text}<|im_end|>\n<|im_start|>assistant\n"
 and tokenized with the folder's tokenizer; --input-ids gives that whole
@@ -40,16 +43,50 @@ from generation_config.json; --temp 0 makes the talker greedy and
 as the official generate_custom_voice) feeds the whole text in the prompt;
 --non-streaming-mode=false feeds one text token per frame.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			codes, err := generateCodes(cmd, &o)
+	}
+	ao := addAudioFlags(cmd)
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		if ao.codesIn != "" {
+			if o.input != "" || o.inputIDs != "" {
+				return fmt.Errorf("give --codes-in or a text (--input, --input-ids), not both")
+			}
+			return speakCodesIn(cmd, o.modelPath, ao)
+		}
+		if o.input == "" && o.inputIDs == "" {
+			return fmt.Errorf("give a text (--input TEXT or --input-ids) or codes to decode (--codes-in FILE.json)")
+		}
+		// Check the audio side before the talker runs.
+		var wav func([][]int) error
+		if ao.out != "" {
+			format, err := ao.outputFormat()
 			if err != nil {
 				return err
 			}
-			return writeCodes(cmd.OutOrStdout(), o.codesOut, codes)
-		},
+			dec, err := ao.loadSpeechCodec(o.modelPath)
+			if err != nil {
+				return err
+			}
+			wav = func(codes [][]int) error { return writeSpeechAudio(cmd, dec, frameCodes(codes), format, ao) }
+		}
+		codes, err := generateCodes(cmd, &o)
+		if err != nil {
+			return err
+		}
+		if o.codesOut != "" || wav == nil {
+			if err := writeCodesFile(cmd.OutOrStdout(), o.codesOut, codes); err != nil {
+				return err
+			}
+		}
+		if wav != nil {
+			if len(codes) == 0 {
+				return fmt.Errorf("the talker ended the utterance before its first frame: no audio to write")
+			}
+			return wav(codes)
+		}
+		return nil
 	}
 	f := cmd.Flags()
-	f.StringVarP(&o.modelPath, "model", "m", "", "Qwen3-TTS CustomVoice Hugging Face folder")
+	f.StringVarP(&o.modelPath, "model", "m", "", "Qwen3-TTS CustomVoice folder (or, with --codes-in, a speech tokenizer folder)")
 	f.StringVar(&o.input, "input", "", "text to speak")
 	f.StringVar(&o.inputIDs, "input-ids", "", "the wrapped text as comma-separated token ids (instead of --input)")
 	f.StringVar(&o.voice, "voice", "", "speaker name (default: the first in the model's list)")
@@ -60,7 +97,7 @@ as the official generate_custom_voice) feeds the whole text in the prompt;
 	f.Float64Var(&o.subTemp, "subtalker-temp", 0, "code predictor temperature; 0 is greedy (default: generation_config.json)")
 	f.Float64Var(&o.repPenalty, "repetition-penalty", 0, "repetition penalty on codebook-0 codes (default: generation_config.json)")
 	f.BoolVar(&o.nonStreaming, "non-streaming-mode", true, "feed the whole text in the prompt (false: one text token per frame)")
-	f.StringVar(&o.codesOut, "codes-out", "", "write the codes to this JSON file (default: stdout)")
+	f.StringVar(&o.codesOut, "codes-out", "", "write the codes to this JSON file (default: stdout when there is no -o)")
 	f.IntVarP(&o.threads, "threads", "t", 0, "threads (default: all cores)")
 	return cmd
 }
@@ -71,8 +108,8 @@ func generateCodes(cmd *cobra.Command, o *speakOptions) ([][]int, error) {
 	if o.modelPath == "" {
 		return nil, fmt.Errorf("-m DIR is required (a Qwen3-TTS CustomVoice folder)")
 	}
-	if (o.input == "") == (o.inputIDs == "") {
-		return nil, fmt.Errorf("give exactly one of --input TEXT or --input-ids")
+	if o.input != "" && o.inputIDs != "" {
+		return nil, fmt.Errorf("give one of --input TEXT or --input-ids, not both")
 	}
 	if o.threads > 0 {
 		kernels.SetThreads(o.threads)
@@ -135,8 +172,8 @@ func speakIDs(o *speakOptions) ([]int, error) {
 	return tok.Encode(text, tokenizer.EncodeOptions{ParseSpecial: true}), nil
 }
 
-// writeCodes writes the codes file to path, or to stdout without one.
-func writeCodes(stdout io.Writer, path string, codes [][]int) error {
+// writeCodesFile writes the codes file to path, or to stdout without one.
+func writeCodesFile(stdout io.Writer, path string, codes [][]int) error {
 	data := qwen3tts.MarshalCodes(codes)
 	if path == "" || path == "-" {
 		_, err := stdout.Write(data)

@@ -103,6 +103,9 @@ type stream struct {
 // Generate runs requests together, each talker and predictor step as one
 // batch; every request gets the codes it would get alone.
 func (m *Model) Generate(reqs []*Request) ([]*Result, error) {
+	if len(reqs) == 0 {
+		return nil, nil
+	}
 	streams := make([]*stream, len(reqs))
 	var prefill [][]float32
 	for i, r := range reqs {
