@@ -39,6 +39,7 @@ type Speech struct {
 	created int64
 	// draining refuses new requests during shutdown.
 	draining atomic.Bool
+	metrics  *speechMetrics
 }
 
 // NewSpeech returns a speech server; tok is the model's text tokenizer.
@@ -55,7 +56,7 @@ func NewSpeech(cfg SpeechConfig, eng *engine.Engine, m *qwen3tts.Model, tok *tok
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	return &Speech{cfg: cfg, eng: eng, m: m, tok: tok, created: time.Now().Unix()}
+	return &Speech{cfg: cfg, eng: eng, m: m, tok: tok, created: time.Now().Unix(), metrics: newSpeechMetrics(cfg.ModelName, eng)}
 }
 
 // ModelName is the served name.
@@ -66,6 +67,7 @@ func (s *Speech) ModelName() string { return s.cfg.ModelName }
 func (s *Speech) Handler() http.Handler {
 	mux := http.NewServeMux()
 	s.register(mux)
+	mux.Handle("GET /metrics", s.auth(s.metrics.handler()))
 	mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(200) })
 	mux.Handle("GET /v1/models", s.auth(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, 200, map[string]any{"object": "list", "data": []map[string]any{s.Card()}})
@@ -116,6 +118,7 @@ func (s *Speech) speech(w http.ResponseWriter, r *http.Request) *apiError {
 	if s.draining.Load() {
 		return &apiError{Status: 503, Message: "server is shutting down", Type: "unavailable"}
 	}
+	start := time.Now()
 	var req speechRequest
 	if e := decodeSpeech(w, r, s.cfg.MaxRequestBytes, &req); e != nil {
 		return e
@@ -124,6 +127,7 @@ func (s *Speech) speech(w http.ResponseWriter, r *http.Request) *apiError {
 	if e != nil {
 		return e
 	}
+	job.track = &speechTrack{m: s.metrics, start: start}
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel() // a client that hangs up frees the request within a step
 	ch, err := s.eng.Submit(ctx, engine.Request{Prompt: job.sp.Utterance.IDs, MaxTokens: job.sp.Utterance.MaxFrames, Params: job.sp})

@@ -73,7 +73,7 @@ func TestSpeechBadRequests(t *testing.T) {
 		t.Fatalf("after the bad requests: %v %v", res.Status, err)
 	}
 	res.Body.Close()
-	for path, want := range map[string]string{"/v1/models": `"task":"text-to-speech"`, "/v1/audio/voices": `"ryan"`, "/v1/models/tts": `"id":"tts"`} {
+	for path, want := range map[string]string{"/v1/models": `"task":"text-to-speech"`, "/v1/audio/voices": `"ryan"`, "/v1/models/tts": `"id":"tts"`, "/metrics": `siskin:speech_audio_seconds_total{model_name="tts"} 0.16`} {
 		rec := httptest.NewRecorder()
 		f.sp.Handler().ServeHTTP(rec, httptest.NewRequest("GET", path, nil))
 		if rec.Code != 200 || !strings.Contains(rec.Body.String(), want) {

@@ -50,6 +50,7 @@ type speechJob struct {
 	format     string // wav, pcm, flac
 	stream     string // "", "audio" or "sse"
 	textTokens int
+	track      *speechTrack
 }
 
 // decodeSpeech reads the body into req, naming the field of a type error.

@@ -51,6 +51,13 @@ func eventOut(ev engine.Event) speechOut {
 	return speechOut{}
 }
 
+// out is an event's content, recorded for the metrics.
+func (job *speechJob) out(ev engine.Event) speechOut {
+	o := eventOut(ev)
+	job.track.observe(ev, o)
+	return o
+}
+
 // eventError is the API error of a failed or aborted last event.
 func eventError(ev engine.Event) *apiError {
 	if ev.Finish == engine.FinishAbort {
@@ -63,9 +70,9 @@ func eventError(ev engine.Event) *apiError {
 }
 
 // collectSpeech reads a request's events to the end.
-func collectSpeech(ch <-chan engine.Event) (pcm []byte, frames [][]int, e *apiError) {
+func collectSpeech(ch <-chan engine.Event, job *speechJob) (pcm []byte, frames [][]int, e *apiError) {
 	for ev := range ch {
-		o := eventOut(ev)
+		o := job.out(ev)
 		pcm, frames = append(pcm, o.pcm...), append(frames, o.frames...)
 		if ev.Finish != "" {
 			return pcm, frames, eventError(ev)
@@ -76,7 +83,7 @@ func collectSpeech(ch <-chan engine.Event) (pcm []byte, frames [][]int, e *apiEr
 
 // writeBuffered answers with the whole clip in the requested format.
 func writeBuffered(w http.ResponseWriter, ch <-chan engine.Event, job *speechJob) *apiError {
-	pcm, _, e := collectSpeech(ch)
+	pcm, _, e := collectSpeech(ch, job)
 	if e != nil {
 		return e
 	}
@@ -96,7 +103,7 @@ func writeBuffered(w http.ResponseWriter, ch <-chan engine.Event, job *speechJob
 
 // writeCodes answers output_mode codec_tokens with the frames as JSON.
 func writeCodes(w http.ResponseWriter, ch <-chan engine.Event, job *speechJob) *apiError {
-	_, frames, e := collectSpeech(ch)
+	_, frames, e := collectSpeech(ch, job)
 	if e != nil {
 		return e
 	}
@@ -126,7 +133,7 @@ func streamAudio(w http.ResponseWriter, ch <-chan engine.Event, job *speechJob) 
 		w.Write(streamWAVHeader())
 	}
 	for ev := range ch {
-		if o := eventOut(ev); len(o.pcm) > 0 {
+		if o := job.out(ev); len(o.pcm) > 0 {
 			if _, err := w.Write(o.pcm); err != nil {
 				return // the deferred cancel frees the request
 			}
@@ -157,7 +164,7 @@ func (s *Speech) streamSSE(w http.ResponseWriter, ch <-chan engine.Event, job *s
 	}
 	frames, started := 0, false
 	for ev := range ch {
-		o := eventOut(ev)
+		o := job.out(ev)
 		var err error
 		switch {
 		case len(o.pcm) > 0:

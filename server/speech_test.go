@@ -295,4 +295,13 @@ func TestSpeechHangUp(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+	res, err = http.Get(f.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	metrics, _ := io.ReadAll(res.Body)
+	if !strings.Contains(string(metrics), `vllm:num_requests_running{model_name="tts"} 0`) {
+		t.Errorf("metrics after the hang-up:\n%s", metrics)
+	}
 }
