@@ -84,6 +84,7 @@ func (s *Speech) Handler() http.Handler {
 // register adds the speech routes to mux.
 func (s *Speech) register(mux *http.ServeMux) {
 	mux.Handle("POST /v1/audio/speech", s.auth(apiHandler(s.speech)))
+	mux.Handle("GET /v1/audio/speech/stream", s.auth(http.HandlerFunc(s.speechStream)))
 	mux.Handle("GET /v1/audio/voices", s.auth(http.HandlerFunc(s.voices)))
 	mux.Handle("GET /v1/models/"+s.cfg.ModelName, s.auth(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, 200, s.Card())
