@@ -10,7 +10,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -38,25 +37,13 @@ type speechFixture struct {
 	dec *codec.Decoder
 }
 
-var (
-	synthOnce sync.Once
-	synthDir  string
-	synthErr  error
-)
-
-// tinyTTSDir writes the folder once per test binary (TestMain-free: the
-// folder is removed by the OS temp cleanup; a few MB).
+// tinyTTSDir writes the folder into the test's temp dir.
 func tinyTTSDir(t testing.TB) string {
-	synthOnce.Do(func() {
-		synthDir, synthErr = os.MkdirTemp("", "siskin-tts-tiny-")
-		if synthErr == nil {
-			_, synthErr = synth.Write(filepath.Join(synthDir, "m"), synth.Options{Shape: "tiny", Seed: 1})
-		}
-	})
-	if synthErr != nil {
-		t.Fatal(synthErr)
+	dir := filepath.Join(t.TempDir(), "m")
+	if _, err := synth.Write(dir, synth.Options{Shape: "tiny", Seed: 1}); err != nil {
+		t.Fatal(err)
 	}
-	return filepath.Join(synthDir, "m")
+	return dir
 }
 
 func newSpeechFixture(t testing.TB) *speechFixture {
