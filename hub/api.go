@@ -232,7 +232,8 @@ func (c *Client) info(ctx context.Context, repo, rev string) (*RepoInfo, error) 
 		if err != nil {
 			return err
 		}
-		resp, err := c.do(req)
+		// Redirects here are the Hub's own (a renamed repository).
+		resp, err := c.HTTP.Do(req)
 		if err != nil {
 			return err
 		}

@@ -192,7 +192,7 @@ func (c *Client) get(ctx context.Context, repo, file string, m fileMeta, f *os.F
 func restart(f *os.File, h hash.Hash, size int64) (int64, error) {
 	if h != nil {
 		h.Reset()
-		if len := h.Size(); len == sha1.Size {
+		if h.Size() == sha1.Size {
 			fmt.Fprintf(h, "blob %d\x00", size)
 		}
 	}

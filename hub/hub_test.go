@@ -232,6 +232,26 @@ func TestPullRetriesCutAnd500(t *testing.T) {
 	}
 }
 
+// A download that stops sending is abandoned after IdleTimeout and
+// resumed.
+func TestPullRetriesStall(t *testing.T) {
+	h := fakehub.New()
+	defer h.Close()
+	files, _ := ggufRepo(h)
+	data := files["tiny-model-Q8_0.gguf"]
+	c, log := newClient(t, h)
+	c.IdleTimeout = 100 * time.Millisecond
+	h.Stall(time.Minute)
+	p, err := pull(t, c, "hf://org/tiny-GGUF:Q8_0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum(mustRead(t, p)) != sum(data) || !strings.Contains(log.String(), "no data received for 100ms") ||
+		!strings.Contains(log.String(), fmt.Sprintf("resuming at byte %d", len(data)/2)) {
+		t.Errorf("log:\n%s", log)
+	}
+}
+
 func TestPullCatchesCorruptByte(t *testing.T) {
 	h := fakehub.New()
 	defer h.Close()
@@ -360,6 +380,23 @@ func TestResolveFromCacheOffline(t *testing.T) {
 	ref, _ = ParseRef("hf://org/tiny-GGUF:Q4_K_M")
 	if _, err := c.Resolve(context.Background(), ref); err == nil || !strings.Contains(err.Error(), "HF_HUB_OFFLINE") {
 		t.Errorf("offline, uncached: %v", err)
+	}
+}
+
+// A renamed repository answers with relative redirects; the files land
+// under the name asked for, as huggingface_hub caches them.
+func TestPullRenamedRepo(t *testing.T) {
+	h := fakehub.New()
+	defer h.Close()
+	files, commit := ggufRepo(h)
+	h.Rename("org/tiny-GGUF", "neworg/tiny-GGUF")
+	c, _ := newClient(t, h)
+	p, err := pull(t, c, "hf://org/tiny-GGUF:Q8_0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p != filepath.Join(c.Cache, "models--org--tiny-GGUF", "snapshots", commit, "tiny-model-Q8_0.gguf") || !bytes.Equal(mustRead(t, p), files["tiny-model-Q8_0.gguf"]) {
+		t.Errorf("got %s", p)
 	}
 }
 

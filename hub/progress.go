@@ -35,9 +35,8 @@ func (nopBar) Done(bool) {}
 func NewProgress(w io.Writer) *TermProgress {
 	p := &TermProgress{w: w}
 	if f, ok := w.(*os.File); ok {
-		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
-			p.bars = mpb.New(mpb.WithOutput(w), mpb.WithWidth(40), mpb.WithRefreshRate(200*time.Millisecond))
-		}
+		st, err := f.Stat()
+		p.term = err == nil && st.Mode()&os.ModeCharDevice != 0
 	}
 	return p
 }
@@ -45,22 +44,37 @@ func NewProgress(w io.Writer) *TermProgress {
 // TermProgress is NewProgress's Progress.
 type TermProgress struct {
 	w    io.Writer
-	bars *mpb.Progress
+	term bool
+	bars *mpb.Progress // made at the first download
 	mu   sync.Mutex
 }
 
 // Wait lets the bars draw their last state.
 func (p *TermProgress) Wait() {
-	if p.bars != nil {
-		p.bars.Wait()
+	p.mu.Lock()
+	bars := p.bars
+	p.mu.Unlock()
+	if bars != nil {
+		bars.Wait()
 	}
 }
 
 // File implements Progress.
 func (p *TermProgress) File(name string, total, done int64) FileBar {
-	if p.bars == nil {
-		return &lineBar{p: p, name: name, total: total, done: done, start: time.Now(), next: nextQuarter(done, total)}
+	if !p.term {
+		l := &lineBar{p: p, name: name, total: total, done: done, start: time.Now(), next: nextQuarter(done, total)}
+		if done > 0 {
+			l.line(fmt.Sprintf("%s, resuming after %s", size(total), size(done)))
+		} else {
+			l.line(size(total))
+		}
+		return l
 	}
+	p.mu.Lock()
+	if p.bars == nil {
+		p.bars = mpb.New(mpb.WithOutput(p.w), mpb.WithWidth(40), mpb.WithRefreshRate(200*time.Millisecond))
+	}
+	p.mu.Unlock()
 	b := p.bars.AddBar(total,
 		mpb.PrependDecorators(decor.Name(name+" "), decor.Counters(decor.SizeB1024(0), "% .1f / % .1f")),
 		mpb.AppendDecorators(decor.AverageSpeed(decor.SizeB1024(0), " % .1f", decor.WCSyncSpace), decor.Name(" ETA "), decor.AverageETA(decor.ET_STYLE_GO)))

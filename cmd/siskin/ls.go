@@ -131,10 +131,27 @@ func ggufKind(p string) (arch, quant string) {
 	}
 	if ft, ok := f.Uint("general.file_type"); ok {
 		if n, ok := fileTypes[ft]; ok {
-			quant = n
+			return arch, n
 		}
 	}
-	return arch, quant
+	return arch, mainType(f)
+}
+
+// mainType is the type holding most of a GGUF's matrix bytes, for files
+// that do not set general.file_type.
+func mainType(f *gguf.File) string {
+	bytes := map[string]int{}
+	best := "?"
+	for _, t := range f.Tensors {
+		if len(t.Dims) < 2 {
+			continue
+		}
+		n := t.Type.String()
+		if bytes[n] += len(t.Data); best == "?" || bytes[n] > bytes[best] {
+			best = n
+		}
+	}
+	return best
 }
 
 func supported(arch string) string {

@@ -29,10 +29,12 @@ type Hub struct {
 
 	mu    sync.Mutex
 	repos map[string]*repo
-	fail  int   // answer this many next requests with 500
-	cut   int64 // the next CDN GET closes the connection after this many bytes (-1: off)
-	flip  bool  // the next CDN GET flips a byte
+	moved map[string]string // old repository id -> new
+	fail  int               // answer this many next requests with 500
+	cut   int64             // the next CDN GET closes the connection after this many bytes (-1: off)
+	flip  bool              // the next CDN GET flips a byte
 	delay time.Duration
+	stall time.Duration      // the next CDN GET stops this long half-way
 	gets  map[string][]int64 // CDN GETs per sha256: each one's first byte
 	sent  int64
 }
@@ -51,7 +53,7 @@ type repo struct {
 
 // New starts the two servers.
 func New() *Hub {
-	h := &Hub{Token: "hf_test_token", repos: map[string]*repo{}, cut: -1, gets: map[string][]int64{}}
+	h := &Hub{Token: "hf_test_token", repos: map[string]*repo{}, moved: map[string]string{}, cut: -1, gets: map[string][]int64{}}
 	h.API = httptest.NewServer(http.HandlerFunc(h.serveAPI))
 	h.CDN = httptest.NewServer(http.HandlerFunc(h.serveCDN))
 	return h
@@ -116,6 +118,15 @@ func (h *Hub) Gate(id string) {
 	h.mu.Unlock()
 }
 
+// Rename moves repository old to new; the Hub answers requests for the
+// old id with a relative redirect to the new one.
+func (h *Hub) Rename(old, new string) {
+	h.mu.Lock()
+	h.repos[new], h.moved[old] = h.repos[old], new
+	delete(h.repos, old)
+	h.mu.Unlock()
+}
+
 // Fail500 answers the next n requests (either server) with HTTP 500.
 func (h *Hub) Fail500(n int) { h.mu.Lock(); h.fail = n; h.mu.Unlock() }
 
@@ -124,6 +135,10 @@ func (h *Hub) CutAfter(n int64) { h.mu.Lock(); h.cut = n; h.mu.Unlock() }
 
 // FlipByte makes the next CDN download send one wrong byte.
 func (h *Hub) FlipByte() { h.mu.Lock(); h.flip = true; h.mu.Unlock() }
+
+// Stall makes the next CDN download stop sending half-way for d (or
+// until the client gives up).
+func (h *Hub) Stall(d time.Duration) { h.mu.Lock(); h.stall = d; h.mu.Unlock() }
 
 // Delay holds every CDN download this long before its first byte.
 func (h *Hub) Delay(d time.Duration) { h.mu.Lock(); h.delay = d; h.mu.Unlock() }
@@ -189,6 +204,17 @@ func (h *Hub) serveAPI(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	p := req.URL.EscapedPath()
+	h.mu.Lock()
+	for old, new := range h.moved {
+		for _, prefix := range []string{"/api/models/", "/"} {
+			if rest, ok := strings.CutPrefix(p, prefix+old+"/"); ok {
+				h.mu.Unlock()
+				http.Redirect(w, req, prefix+new+"/"+rest, http.StatusTemporaryRedirect)
+				return
+			}
+		}
+	}
+	h.mu.Unlock()
 	if rest, ok := strings.CutPrefix(p, "/api/models/"); ok {
 		h.serveInfo(w, req, rest)
 		return
@@ -321,8 +347,8 @@ func (h *Hub) serveCDN(w http.ResponseWriter, req *http.Request) {
 	sha := req.URL.Path[strings.LastIndexByte(req.URL.Path, '/')+1:]
 	h.mu.Lock()
 	data := h.blob(sha)
-	cut, flip, delay := h.cut, h.flip, h.delay
-	h.cut, h.flip = -1, false
+	cut, flip, delay, stall := h.cut, h.flip, h.delay, h.stall
+	h.cut, h.flip, h.stall = -1, false, 0
 	h.mu.Unlock()
 	if data == nil {
 		http.Error(w, "NoSuchKey", http.StatusNotFound)
@@ -358,6 +384,18 @@ func (h *Hub) serveCDN(w http.ResponseWriter, req *http.Request) {
 		w.(http.Flusher).Flush()
 		h.count(cut)
 		panic(http.ErrAbortHandler) // closes the connection mid-body
+	}
+	if stall > 0 {
+		half := len(body) / 2
+		w.Write(body[:half])
+		w.(http.Flusher).Flush()
+		h.count(int64(half))
+		select {
+		case <-time.After(stall):
+		case <-req.Context().Done():
+			return
+		}
+		body = body[half:]
 	}
 	w.Write(body)
 	h.count(int64(len(body)))
