@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -48,11 +49,14 @@ type Client struct {
 // the cache folder of CacheDir, HF_HUB_OFFLINE.
 func FromEnv() *Client {
 	c := &Client{
-		Endpoint:    strings.TrimRight(os.Getenv("HF_ENDPOINT"), "/"),
-		Token:       os.Getenv("HF_TOKEN"),
-		Cache:       CacheDir(),
-		Offline:     truthy(os.Getenv("HF_HUB_OFFLINE")),
-		HTTP:        &http.Client{Transport: &http.Transport{Proxy: http.ProxyFromEnvironment, ResponseHeaderTimeout: time.Minute}},
+		Endpoint: strings.TrimRight(os.Getenv("HF_ENDPOINT"), "/"),
+		Token:    os.Getenv("HF_TOKEN"),
+		Cache:    CacheDir(),
+		Offline:  truthy(os.Getenv("HF_HUB_OFFLINE")),
+		HTTP: &http.Client{Transport: &http.Transport{Proxy: http.ProxyFromEnvironment,
+			DialContext:           (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+			TLSHandshakeTimeout:   30 * time.Second,
+			ResponseHeaderTimeout: time.Minute}},
 		Retries:     5,
 		Backoff:     time.Second,
 		IdleTimeout: time.Minute,
