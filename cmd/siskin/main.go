@@ -25,7 +25,7 @@ func rootCmd() *cobra.Command {
 		// -m hf://... and -m ollama://... become local paths first.
 		PersistentPreRunE: resolveModelFlags,
 	}
-	root.AddCommand(runCmd(), infoCmd(), serveCmd(), quantizeCmd(), synthCmd(), benchCmd(), evalCmd(), probeCmd(), tokenizeCmd(), templateCmd(), ledgerCmd())
+	root.AddCommand(runCmd(), infoCmd(), serveCmd(), quantizeCmd(), synthCmd(), benchCmd(), evalCmd(), probeCmd(), tokenizeCmd(), templateCmd(), ledgerCmd(), speakCmd())
 	root.AddCommand(pullCmd(), lsCmd(), rmCmd())
 	return root
 }
