@@ -145,6 +145,8 @@ func TestPullShardedSafetensors(t *testing.T) {
 		"generation_config.json": []byte(`{}`), "model.safetensors.index.json": index,
 		"model-00001-of-00002.safetensors": random(2000, 7), "model-00002-of-00002.safetensors": random(1000, 8),
 		"README.md": []byte("x"), "original/consolidated.00.pth": random(500, 9), "onnx/model.onnx": random(10, 1),
+		"onnx/tokenizer.json": []byte(`{}`), "speech_tokenizer/config.json": []byte(`{}`),
+		"speech_tokenizer/model.safetensors": random(300, 10), "speech_tokenizer/notes.md": []byte("x"),
 	}
 	commit := h.Commit("org/sharded", files)
 	c, _ := newClient(t, h)
@@ -156,7 +158,7 @@ func TestPullShardedSafetensors(t *testing.T) {
 		t.Fatalf("path %s", p)
 	}
 	got, _ := (cache{c.Cache, "org/sharded"}).files(commit)
-	want := "config.json generation_config.json model-00001-of-00002.safetensors model-00002-of-00002.safetensors model.safetensors.index.json tokenizer.json tokenizer_config.json"
+	want := "config.json generation_config.json model-00001-of-00002.safetensors model-00002-of-00002.safetensors model.safetensors.index.json speech_tokenizer/config.json speech_tokenizer/model.safetensors tokenizer.json tokenizer_config.json"
 	if strings.Join(got, " ") != want {
 		t.Errorf("snapshot holds %v\nwant %s", got, want)
 	}

@@ -24,7 +24,7 @@ var hfExtras = map[string]bool{
 	"config.json": true, "generation_config.json": true, "tokenizer.json": true,
 	"tokenizer_config.json": true, "tokenizer.model": true, "special_tokens_map.json": true,
 	"added_tokens.json": true, "vocab.json": true, "merges.txt": true,
-	"chat_template.jinja": true, "chat_template.json": true,
+	"chat_template.jinja": true, "chat_template.json": true, "preprocessor_config.json": true,
 }
 
 var shardRE = regexp.MustCompile(`(?i)-\d{5}-of-\d{5}\.gguf$`)
@@ -60,7 +60,13 @@ func choose(ref Ref, names []string) (plan, error) {
 		return plan{}, fmt.Errorf("%s: no model.safetensors or model.safetensors.index.json (files: %s)", ref, list(names))
 	}
 	for _, n := range names {
-		if hfExtras[n] || strings.HasPrefix(n, "additional_chat_templates/") && strings.HasSuffix(n, ".jinja") {
+		dir, base := path.Split(n)
+		switch {
+		case dir == "" && hfExtras[n], dir == "additional_chat_templates/" && strings.HasSuffix(n, ".jinja"):
+			p.files = append(p.files, n)
+		case dir != "" && has[dir+"config.json"] && (hfExtras[base] || strings.HasSuffix(base, ".safetensors")):
+			// A sub-model with its own config (a TTS model's
+			// speech_tokenizer/): its config, tokenizer and weights.
 			p.files = append(p.files, n)
 		}
 	}
