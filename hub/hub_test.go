@@ -134,6 +134,13 @@ func TestPullGGUFByQuant(t *testing.T) {
 			t.Errorf("%s: error %v, want %q", ref, err, msg)
 		}
 	}
+	// A pull-request ref is a revision with slashes: refs/refs/pr/1 in the
+	// cache, as huggingface_hub writes it.
+	h.Commit("org/tiny-GGUF", map[string][]byte{"pr-Q8_0.gguf": random(10, 6)}, "refs/pr/1")
+	if p, err := pull(t, c, "hf://org/tiny-GGUF:Q8_0@refs/pr/1"); err != nil || filepath.Base(p) != "pr-Q8_0.gguf" ||
+		!exists(filepath.Join(c.Cache, "models--org--tiny-GGUF", "refs", "refs", "pr", "1")) {
+		t.Errorf("refs/pr/1: %s, %v", p, err)
+	}
 }
 
 func TestPullShardedSafetensors(t *testing.T) {
@@ -157,8 +164,19 @@ func TestPullShardedSafetensors(t *testing.T) {
 	if p != filepath.Join(c.Cache, "models--org--sharded", "snapshots", commit) {
 		t.Fatalf("path %s", p)
 	}
+	// With the Hub gone, the sharded snapshot resolves from the cache
+	// (the index read back from it).
+	h.Close()
+	ref, _ := ParseRef("hf://org/sharded")
+	if lp, err := c.Resolve(context.Background(), ref); err != nil || lp != p {
+		t.Errorf("from the cache: %s, %v", lp, err)
+	}
+	os.Remove(filepath.Join(p, "model-00002-of-00002.safetensors"))
+	if _, err := c.Local(ref); err == nil || !strings.Contains(err.Error(), "model-00002-of-00002.safetensors is not in the cached snapshot") {
+		t.Errorf("missing shard: %v", err)
+	}
 	got, _ := (cache{c.Cache, "org/sharded"}).files(commit)
-	want := "config.json generation_config.json model-00001-of-00002.safetensors model-00002-of-00002.safetensors model.safetensors.index.json speech_tokenizer/config.json speech_tokenizer/model.safetensors tokenizer.json tokenizer_config.json"
+	want := "config.json generation_config.json model-00001-of-00002.safetensors model.safetensors.index.json speech_tokenizer/config.json speech_tokenizer/model.safetensors tokenizer.json tokenizer_config.json"
 	if strings.Join(got, " ") != want {
 		t.Errorf("snapshot holds %v\nwant %s", got, want)
 	}
