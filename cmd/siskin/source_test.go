@@ -139,6 +139,13 @@ func TestRunOllamaSameTokens(t *testing.T) {
 	if out, _, err := siskinSplit(t, "", "info", "-m", "ollama://stories:260k"); err != nil || !strings.Contains(out, blob) {
 		t.Errorf("info: %v\n%s", err, out)
 	}
+	// quantize takes its input as an argument, resolved the same way.
+	out := filepath.Join(t.TempDir(), "q8.gguf")
+	if _, _, err := siskinSplit(t, "", "quantize", "ollama://stories:260k", out, "--type", "q8_0"); err != nil {
+		t.Errorf("quantize: %v", err)
+	} else if st, err := os.Stat(out); err != nil || st.Size() == 0 {
+		t.Errorf("quantize wrote nothing: %v", err)
+	}
 	if _, _, err := siskinSplit(t, "", "run", "-m", "ollama://stories:nope"); err == nil || !strings.Contains(err.Error(), "no manifest") {
 		t.Errorf("missing tag: %v", err)
 	}
