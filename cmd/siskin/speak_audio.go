@@ -157,6 +157,11 @@ func writeFileAtomic(path string, data []byte) error {
 		return err
 	}
 	_, err = io.Copy(tmp, bytes.NewReader(data))
+	if err == nil {
+		// CreateTemp makes the file 0600; an audio file is as readable as
+		// any other the user writes.
+		err = tmp.Chmod(0o644)
+	}
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}
