@@ -176,7 +176,9 @@ func (ss *wsSession) handle(m *wsMessage) *apiError {
 		if _, e := ss.s.check(&probe); e != nil {
 			return e
 		}
-		ss.cfg = m
+		ss.mu.Lock()
+		ss.cfg = m // the speaker goroutine reads it under mu
+		ss.mu.Unlock()
 	case "input.text":
 		if len(ss.buf)+len(m.Text) > wsMaxTextBytes {
 			return badRequest("text", "buffered text would exceed %d bytes; send input.done", wsMaxTextBytes)
