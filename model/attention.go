@@ -162,8 +162,6 @@ func (r kvRows) from(i int) kvRows {
 	return kvRows{}
 }
 
-func (r kvRows) none() bool { return r.f == nil && r.h == nil }
-
 // keys and values are this step's rows from row r on.
 func (st *stepKV) keys(r int) kvRows {
 	if st.k16 != nil {

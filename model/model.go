@@ -8,6 +8,7 @@ package model
 import (
 	"fmt"
 	"math"
+	"sync"
 
 	"github.com/siskin-ml/siskin/kernels"
 	"github.com/siskin-ml/siskin/kv"
@@ -94,6 +95,31 @@ func RMSNormRows(out, x, w []float32, eps float32) {
 func Linear(out []float32, w *tensor.Matrix, x []float32, n int) {
 	kernels.MatMul(out, w, x, n)
 }
+
+// Linears applies several weights to the same n rows of activations x
+// (outs[i] = ws[i] x, as Linear), quantizing x once for all of them when
+// the weights take the same activation type: a layer's Q, K and V, or its
+// gate and up projections. kernels.MatMulQ gives MatMul's bits.
+func Linears(x []float32, n int, ws []*tensor.Matrix, outs ...[]float32) {
+	vdt := kernels.VecDotType(ws[0].Type)
+	for _, w := range ws[1:] {
+		if kernels.VecDotType(w.Type) != vdt {
+			for i, w := range ws {
+				Linear(outs[i], w, x, n)
+			}
+			return
+		}
+	}
+	q := actsPool.Get().(*kernels.QuantizedActs)
+	q.Quantize(ws[0].Type, x, n)
+	for i, w := range ws {
+		kernels.MatMulQ(outs[i], w, q)
+	}
+	actsPool.Put(q)
+}
+
+// actsPool keeps the quantized activations' buffers between calls.
+var actsPool = sync.Pool{New: func() any { return new(kernels.QuantizedActs) }}
 
 // AppendKV stores this step's keys and values in each row's cache.
 func AppendKV(b *Batch, li int, k, v []float32, kvd int) {

@@ -149,9 +149,7 @@ func (m *Model) ForwardBatch(seqs []model.Seq) ([][]float32, error) {
 
 		// Attention block: per-head RMSNorm on q and k, then RoPE.
 		model.RMSNormRows(h, x, l.attnNorm, c.Eps)
-		model.Linear(q, l.wq, h, n)
-		model.Linear(k, l.wk, h, n)
-		model.Linear(v, l.wv, h, n)
+		model.Linears(h, n, []*tensor.Matrix{l.wq, l.wk, l.wv}, q, k, v)
 		model.RMSNormRows(q, q, l.qNorm, c.Eps)
 		model.RMSNormRows(k, k, l.kNorm, c.Eps)
 		for t := 0; t < n; t++ {
@@ -166,10 +164,8 @@ func (m *Model) ForwardBatch(seqs []model.Seq) ([][]float32, error) {
 
 		// Feed-forward block: down(silu(gate h2) * up h2).
 		model.RMSNormRows(h, x, l.ffnNorm, c.Eps)
-		model.Linear(act, l.ffnGate, h, n)
-		model.Linear(up, l.ffnUp, h, n)
-		kernels.SiLU(act)
-		kernels.Mul(act, up)
+		model.Linears(h, n, []*tensor.Matrix{l.ffnGate, l.ffnUp}, act, up)
+		kernels.SiLUMul(act, up)
 		model.Linear(h, l.ffnDown, act, n)
 		kernels.Add(x, h)
 	}
