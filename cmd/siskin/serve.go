@@ -194,7 +194,7 @@ func printConfig(w io.Writer, f serveFlags) error {
 // autoWeightPath reports whether the weight path was left to the device.
 func autoWeightPath(set device.Settings) bool {
 	v, _ := set.Get(device.KeyWeightPath).Value.(string)
-	return v == "" || v == device.WeightPathAuto
+	return v == "" || device.WeightPath(v) == device.WeightPathAuto
 }
 
 // buildServer loads the model and wires engine and HTTP server.

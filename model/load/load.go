@@ -72,8 +72,10 @@ func Open(path string) (*Loaded, error) { return open(path, nil) }
 // Options choose how OpenWith holds the weights.
 type Options struct {
 	// WeightPath is the layout of the linear weights (weightpath.GGUF,
-	// W4A8, W4A16, W8A8; "" is GGUF), and Why the reason it was chosen.
-	WeightPath, Why string
+	// W4A8, W4A16, W8A8, Q4KM; "" is GGUF), and Why the reason it was
+	// chosen.
+	WeightPath weightpath.Path
+	Why        string
 	// Auto marks WeightPath as an automatic choice, which
 	// weightpath.ForSource adjusts for what the file holds.
 	Auto bool
