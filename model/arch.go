@@ -51,6 +51,28 @@ type Tensor struct {
 	Rows, Cols int
 }
 
+// HeadTensors lists the token embedding, the final norm and, unless c
+// ties it to the embedding, the output head.
+func HeadTensors(c *Config, embed, outNorm, output Names) []Tensor {
+	t := []Tensor{{Names: embed, Rows: c.Vocab, Cols: c.Hidden}, {Names: outNorm, Rows: c.Hidden}}
+	if !c.Tied {
+		t = append(t, Tensor{Names: output, Rows: c.Vocab, Cols: c.Hidden})
+	}
+	return t
+}
+
+// GatedFFNTensors lists a layer's attention output projection and its
+// gated feed-forward block: the norm before it, gate, up and down.
+func GatedFFNTensors(c *Config, attnOut, norm, gate, up, down Names) []Tensor {
+	return []Tensor{
+		{Names: attnOut, Rows: c.Hidden, Cols: c.QDim()},
+		{Names: norm, Rows: c.Hidden},
+		{Names: gate, Rows: c.FFN, Cols: c.Hidden},
+		{Names: up, Rows: c.FFN, Cols: c.Hidden},
+		{Names: down, Rows: c.Hidden, Cols: c.FFN},
+	}
+}
+
 // Shape is a model size: enough to lay out every tensor and the metadata
 // the loaders read.
 type Shape struct {

@@ -25,10 +25,7 @@ var Arch = model.Arch{
 
 // tensors lists the weights of a model of shape c (see model.Arch).
 func tensors(c *model.Config) (global, layer []model.Tensor) {
-	global = []model.Tensor{{Names: nEmbed, Rows: c.Vocab, Cols: c.Hidden}, {Names: nOutNorm, Rows: c.Hidden}}
-	if !c.Tied {
-		global = append(global, model.Tensor{Names: nOutput, Rows: c.Vocab, Cols: c.Hidden})
-	}
+	global = model.HeadTensors(c, nEmbed, nOutNorm, nOutput)
 	qd, kvd := c.QDim(), c.KVDim()
 	layer = []model.Tensor{
 		{Names: nAttnNorm, Rows: c.Hidden},
@@ -37,11 +34,6 @@ func tensors(c *model.Config) (global, layer []model.Tensor) {
 		{Names: nV, Rows: kvd, Cols: c.Hidden},
 		{Names: nQNorm, Rows: c.HeadDim},
 		{Names: nKNorm, Rows: c.HeadDim},
-		{Names: nAttnOut, Rows: c.Hidden, Cols: qd},
-		{Names: nFFNNorm, Rows: c.Hidden},
-		{Names: nFFNGate, Rows: c.FFN, Cols: c.Hidden},
-		{Names: nFFNUp, Rows: c.FFN, Cols: c.Hidden},
-		{Names: nFFNDown, Rows: c.Hidden, Cols: c.FFN},
 	}
-	return global, layer
+	return global, append(layer, model.GatedFFNTensors(c, nAttnOut, nFFNNorm, nFFNGate, nFFNUp, nFFNDown)...)
 }
