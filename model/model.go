@@ -118,6 +118,20 @@ func Linears(x []float32, n int, ws []*tensor.Matrix, outs ...[]float32) {
 	actsPool.Put(q)
 }
 
+// GatedFFN adds a gated feed-forward block to the residual stream x (n
+// rows): h = RMSNorm(x), x += down(act(gate h) * up h), with actMul doing
+// the activation and the product in one pass (kernels.SiLUMul,
+// kernels.GELUErfMul). h, gate and up are scratch: n rows of the hidden
+// size and of the feed-forward size.
+func GatedFFN(x, h, gate, up []float32, n int, norm []float32, eps float32,
+	wGate, wUp, wDown *tensor.Matrix, actMul func(x, y []float32)) {
+	RMSNormRows(h, x, norm, eps)
+	Linears(h, n, []*tensor.Matrix{wGate, wUp}, gate, up)
+	actMul(gate, up)
+	Linear(h, wDown, gate, n)
+	kernels.Add(x, h)
+}
+
 // actsPool keeps the quantized activations' buffers between calls.
 var actsPool = sync.Pool{New: func() any { return new(kernels.QuantizedActs) }}
 

@@ -163,11 +163,7 @@ func (m *Model) ForwardBatch(seqs []model.Seq) ([][]float32, error) {
 		kernels.Add(x, h)
 
 		// Feed-forward block: down(silu(gate h2) * up h2).
-		model.RMSNormRows(h, x, l.ffnNorm, c.Eps)
-		model.Linears(h, n, []*tensor.Matrix{l.ffnGate, l.ffnUp}, act, up)
-		kernels.SiLUMul(act, up)
-		model.Linear(h, l.ffnDown, act, n)
-		kernels.Add(x, h)
+		model.GatedFFN(x, h, act, up, n, l.ffnNorm, c.Eps, l.ffnGate, l.ffnUp, l.ffnDown, kernels.SiLUMul)
 	}
 
 	// Logits only for the rows that need them.
