@@ -155,7 +155,7 @@ func mainType(f *gguf.File) string {
 }
 
 func supported(arch string) string {
-	if _, ok := load.Architectures[arch]; !ok {
+	if _, err := load.Archs.Lookup(arch); err != nil {
 		return arch + " (unsupported)"
 	}
 	return arch
