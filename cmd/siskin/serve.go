@@ -48,7 +48,7 @@ type serveFlags struct {
 func serveCmd() *cobra.Command {
 	var f serveFlags
 	cmd := &cobra.Command{
-		Use:   "serve -m MODEL",
+		Use:   "serve -m MODEL [--speech-model QWEN3_TTS_DIR]",
 		Short: "Serve an OpenAI-compatible API (completions, chat, tools, streaming, metrics)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -69,7 +69,7 @@ func serveCmd() *cobra.Command {
 			if f.printConfig {
 				return printConfig(cmd.OutOrStdout(), f)
 			}
-			h, cleanup, summary, err := buildServer(f, log)
+			h, cleanup, summary, err := buildServed(f, log)
 			if err != nil {
 				return err
 			}
@@ -102,7 +102,8 @@ func serveCmd() *cobra.Command {
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVarP(&f.model, "model", "m", "", "model: a .gguf file or a Hugging Face folder")
+	fl.StringVarP(&f.model, "model", "m", "", "model: a .gguf file or a Hugging Face folder (a Qwen3-TTS folder serves speech)")
+	addSpeechFlags(fl)
 	fl.StringVar(&f.host, "host", "127.0.0.1", "address to listen on")
 	fl.IntVar(&f.port, "port", 8000, "port to listen on")
 	fl.StringVar(&f.name, "served-model-name", "", "model name clients use (default: the file or folder name)")
