@@ -11,9 +11,9 @@ import (
 
 // ttsBenchFlags are bench's --tts options.
 type ttsBenchFlags struct {
-	on, ignoreEOS bool
-	frames        int
-	text, voice   string
+	on, ignoreEOS, w8 bool
+	frames            int
+	text, voice       string
 }
 
 func (t *ttsBenchFlags) register(cmd *cobra.Command) {
@@ -22,6 +22,7 @@ func (t *ttsBenchFlags) register(cmd *cobra.Command) {
 	f.IntVar(&t.frames, "frames", 125, "--tts: frames per utterance (80 ms each)")
 	f.BoolVar(&t.ignoreEOS, "ignore-eos", false, "--tts: mask EOS so every utterance runs --frames frames")
 	f.StringVar(&t.text, "text", "The quick brown fox jumps over the lazy dog, and then it runs far away.", "--tts: the text spoken")
+	f.BoolVar(&t.w8, "predictor-w8a8", false, "--tts: hold the code predictor's weights as int8 (w8a8), converted at load")
 	f.StringVar(&t.voice, "voice", "", "--tts: the speaker (default: the model's first)")
 }
 
@@ -30,7 +31,7 @@ func benchTTS(cmd *cobra.Command, dir string, t *ttsBenchFlags, opt bench.TTSOpt
 	if t.frames < 1 {
 		return fmt.Errorf("--frames must be at least 1, got %d", t.frames)
 	}
-	m, err := qwen3tts.Load(dir)
+	m, err := qwen3tts.LoadWith(dir, qwen3tts.Options{PredictorW8A8: t.w8})
 	if err != nil {
 		return err
 	}

@@ -42,6 +42,9 @@ func TestBenchTTS(t *testing.T) {
 	if err != nil || !strings.Contains(table, "real-time factor") || strings.Contains(table, "GB/s") {
 		t.Fatalf("table: %v\n%s", err, table)
 	}
+	if _, err := siskin(t, "bench", "--tts", "-m", dir, "--frames", "2", "-r", "1", "--no-bandwidth", "--predictor-w8a8"); err != nil {
+		t.Fatalf("--predictor-w8a8: %v", err)
+	}
 	if _, err := siskin(t, "bench", "--tts", "-m", dir, "--frames", "0"); err == nil || !strings.Contains(err.Error(), "--frames") {
 		t.Fatalf("--frames 0: %v", err)
 	}

@@ -82,7 +82,10 @@ var (
 // weights are computed in float32. A missing or misshaped tensor is
 // refused by name; so is a speaker encoder (Base checkpoints' voice
 // cloning, not supported yet).
-func Load(dir string) (*Model, error) {
+func Load(dir string) (*Model, error) { return LoadWith(dir, Options{}) }
+
+// LoadWith is Load with load-time options.
+func LoadWith(dir string, o Options) (*Model, error) {
 	raw, err := os.ReadFile(filepath.Join(dir, "config.json"))
 	if err != nil {
 		return nil, err
@@ -102,7 +105,7 @@ func Load(dir string) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	m, err := load(src, cfg)
+	m, err := load(src, cfg, o)
 	if err != nil {
 		src.Close()
 		return nil, err
@@ -110,7 +113,7 @@ func Load(dir string) (*Model, error) {
 	return m, nil
 }
 
-func load(src *model.Source, c *Config) (*Model, error) {
+func load(src *model.Source, c *Config, o Options) (*Model, error) {
 	if src.Format != model.HF {
 		return nil, fmt.Errorf("%s: Qwen3-TTS is read from a Hugging Face folder", src.Path)
 	}
@@ -136,6 +139,13 @@ func load(src *model.Source, c *Config) (*Model, error) {
 	m.fc2 = w.Matrix(nFC2, 0, t.Hidden, c.TextHidden)
 	m.b2 = w.Vector(nFC2Bias, 0, t.Hidden)
 
+	if o.PredictorW8A8 {
+		if src.Weights != nil {
+			return nil, fmt.Errorf("%s: the int8 predictor needs the file's own weights", src.Path)
+		}
+		src.Weights = w8Store{}
+		defer func() { src.Weights = nil }()
+	}
 	before := w.Bytes
 	m.pred = qwen3.LoadDecoder(w, p, predictorPrefix)
 	predDec := w.Bytes - before
