@@ -27,7 +27,7 @@ func TestHFTwinMatchesGGUF(t *testing.T) {
 			hf := testdata.Path(t, "llm", "tiny", "hf", arch+"-tiny", "bf16")
 			ref := tinyModel(t, arch+"-tiny-f32.gguf")
 			out := filepath.Join(t.TempDir(), "out.gguf")
-			if _, err := File(hf, out, Options{Type: mustType(t, "f32")}); err != nil {
+			if _, err := File(hf, out, Options{Type: mustType(t, "f32"), Archs: testArchs}); err != nil {
 				t.Fatal(err)
 			}
 			got, err := gguf.Open(out)
@@ -161,7 +161,7 @@ func TestHFLlamaPermutationRoundTrip(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "tokenizer.json"), tok, 0o644)
 
 	out := filepath.Join(t.TempDir(), "out.gguf")
-	if _, err := File(dir, out, Options{Type: mustType(t, "f32")}); err != nil {
+	if _, err := File(dir, out, Options{Type: mustType(t, "f32"), Archs: testArchs}); err != nil {
 		t.Fatal(err)
 	}
 	got, err := gguf.Open(out)

@@ -134,18 +134,6 @@ func serveCmd() *cobra.Command {
 	return cmd
 }
 
-// reasoningParserFor picks the reasoning format of an architecture whose
-// templates open a <think> block.
-func reasoningParserFor(arch string) string {
-	switch arch {
-	case "spark2_5":
-		return "deepseek_r1"
-	case "qwen3":
-		return "qwen3"
-	}
-	return ""
-}
-
 // resolve layers the configuration: flags > --profile > the model's
 // generation_config > the auto profile > defaults.
 func resolve(f serveFlags) (device.Settings, *device.Info, error) {
@@ -206,7 +194,7 @@ func printConfig(w io.Writer, f serveFlags) error {
 // autoWeightPath reports whether the weight path was left to the device.
 func autoWeightPath(set device.Settings) bool {
 	v, _ := set.Get(device.KeyWeightPath).Value.(string)
-	return v == "" || v == device.WeightPathAuto
+	return v == "" || device.WeightPath(v) == device.WeightPathAuto
 }
 
 // buildServer loads the model and wires engine and HTTP server.
@@ -259,10 +247,10 @@ func buildServer(f serveFlags, log *slog.Logger) (*server.Server, func(), string
 	}
 	toolParser, reasoningParser := f.toolParser, f.reasoningParser
 	if toolParser == "auto" {
-		toolParser = toolcall.ToolParserFor(cfg.Arch)
+		toolParser = load.ToolParserFor(cfg.Arch)
 	}
 	if reasoningParser == "auto" {
-		reasoningParser = reasoningParserFor(cfg.Arch)
+		reasoningParser = load.ReasoningParserFor(cfg.Arch)
 	}
 	if toolParser == "none" {
 		toolParser = ""

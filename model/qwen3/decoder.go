@@ -78,9 +78,7 @@ func (d *Decoder) Run(b *model.Batch, x []float32, each func(layer int, x []floa
 
 		// Attention block: per-head RMSNorm on q and k, then RoPE.
 		model.RMSNormRows(h, x, l.attnNorm, c.Eps)
-		model.Linear(q, l.wq, h, n)
-		model.Linear(k, l.wk, h, n)
-		model.Linear(v, l.wv, h, n)
+		model.Linears(h, n, []*tensor.Matrix{l.wq, l.wk, l.wv}, q, k, v)
 		model.RMSNormRows(q, q, l.qNorm, c.Eps)
 		model.RMSNormRows(k, k, l.kNorm, c.Eps)
 		for t := 0; t < n; t++ {
@@ -94,13 +92,7 @@ func (d *Decoder) Run(b *model.Batch, x []float32, each func(layer int, x []floa
 		kernels.Add(x, h)
 
 		// Feed-forward block: down(silu(gate h2) * up h2).
-		model.RMSNormRows(h, x, l.ffnNorm, c.Eps)
-		model.Linear(act, l.ffnGate, h, n)
-		model.Linear(up, l.ffnUp, h, n)
-		kernels.SiLU(act)
-		kernels.Mul(act, up)
-		model.Linear(h, l.ffnDown, act, n)
-		kernels.Add(x, h)
+		model.GatedFFN(x, h, act, up, n, l.ffnNorm, c.Eps, l.ffnGate, l.ffnUp, l.ffnDown, kernels.SiLUMul)
 		if each != nil {
 			each(li, x)
 		}
