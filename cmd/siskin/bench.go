@@ -27,8 +27,9 @@ func benchCmd() *cobra.Command {
 		profile       string
 	)
 	var wf weightFlags
+	var tts ttsBenchFlags
 	cmd := &cobra.Command{
-		Use:   "bench -m MODEL [-p 512] [-n 128] [-t 2] [-r 3] [--json]",
+		Use:   "bench -m MODEL [-p 512] [-n 128] [-t 2] [-r 3] [--json] | bench --tts -m DIR [--frames 125] [--ignore-eos]",
 		Short: "Measure prompt processing and generation speed, like llama-bench, against the memory bandwidth",
 		Long: `Measure a model like llama-bench: ppN processes an N-token prompt of random tokens as one batch
 from an empty cache, tgN generates N tokens one at a time from an empty cache (after an untimed
@@ -36,7 +37,15 @@ warm-up); tokens/s is N over the time, median [min-max] over -r repetitions.
 
 In the same run it measures the memory read bandwidth (-t goroutines summing a buffer much larger
 than the last-level cache, 1 GiB by default, median of 5 passes) and reports generation as a share
-of the ceiling that bandwidth sets: bandwidth / bytes of weights read per token.`,
+of the ceiling that bandwidth sets: bandwidth / bytes of weights read per token.
+
+--tts benchmarks a Qwen3-TTS folder instead (-m DIR with its speech_tokenizer/): one
+utterance of --frames frames, each frame pushed through the codec as it comes;
+real-time factor (wall time / audio time), time to first audio (the call to the
+first frame's PCM), ms per frame for talker, predictor, sampler and codec, and the
+floors: weight bytes read per frame / read bandwidth for talker+predictor, codec
+FLOPs per frame / the FP32 peak of siskin's float matrix product on cache-resident
+data (--no-bandwidth skips both probes).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if modelPath == "" {
@@ -52,6 +61,17 @@ of the ceiling that bandwidth sets: bandwidth / bytes of weights read per token.
 			}
 			if bwMiB < 1 {
 				return fmt.Errorf("--bw-mib must be at least 1, got %d", bwMiB)
+			}
+			if tts.on {
+				opt := bench.TTSOptions{Threads: threads, Reps: reps, Seed: seed,
+					BandwidthBytes: int64(bwMiB) << 20, BandwidthRuns: bwRuns}
+				if skipBandwidth {
+					opt.BandwidthBytes, opt.PeakRuns = -1, -1
+				}
+				if profile != "" {
+					opt.Profile = cpuProfiler(profile)
+				}
+				return benchTTS(cmd, modelPath, &tts, opt, asJSON)
 			}
 			lm, err := wf.open(modelPath, cmd.ErrOrStderr())
 			if err != nil {
@@ -78,6 +98,7 @@ of the ceiling that bandwidth sets: bandwidth / bytes of weights read per token.
 	}
 	f := cmd.Flags()
 	wf.register(f)
+	tts.register(cmd)
 	f.StringVarP(&modelPath, "model", "m", "", "model: a .gguf file or a Hugging Face folder")
 	f.IntSliceVarP(&prompts, "n-prompt", "p", []int{512}, "prompt lengths to test (comma-separated; 0 skips)")
 	f.IntSliceVarP(&gens, "n-gen", "n", []int{128}, "generation lengths to test (comma-separated; 0 skips)")

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/siskin-ml/siskin/kv"
 	"github.com/siskin-ml/siskin/sample"
@@ -30,6 +31,9 @@ type Request struct {
 	// MaxFrames bounds the frames (the official max_new_tokens is one
 	// more: the last code0 never reaches the predictor).
 	MaxFrames int
+	// IgnoreEOS masks EOS at every step, so the request runs MaxFrames
+	// frames (benchmarks).
+	IgnoreEOS bool
 	// Seed seeds the request's generators when Seeded (otherwise one is
 	// drawn); the same seed gives the same codes.
 	Seed   uint64
@@ -40,6 +44,26 @@ type Request struct {
 	OnFrame func(frame []int) error
 	// Trace, when not nil, receives the intermediate values.
 	Trace *Trace
+	// Stats, when not nil, accumulates where the time went.
+	Stats *Stats
+}
+
+// Stats is where a request's generation time went. In a batch every
+// request is charged the whole step's time (the step is shared).
+type Stats struct {
+	Prefill   time.Duration // the talker's prompt step
+	Talker    time.Duration // later talker steps (decoder, norm, head)
+	Predictor time.Duration // code predictor sub-steps and embeddings
+	Sampler   time.Duration // token rules and sampling, both sides
+}
+
+// charge adds d to the field at of each stream's Stats.
+func charge(streams []*stream, d time.Duration, at func(*Stats) *time.Duration) {
+	for _, s := range streams {
+		if st := s.req.Stats; st != nil {
+			*at(st) += d
+		}
+	}
 }
 
 // minNewTokens is the official min_new_tokens: EOS is masked at talker
@@ -247,7 +271,15 @@ func (m *Model) talkerStep(streams []*stream, rows [][]float32) error {
 		m.traceInput(streams, counts, x)
 		each = func(_ int, x []float32) { m.traceResidual(streams, counts, x) }
 	}
+	t0 := time.Now()
 	out := run(m.talker, m.talkerNorm, caches, counts, x, m.codecHead, each)
+	t1 := time.Now()
+	if first {
+		charge(streams, t1.Sub(t0), func(s *Stats) *time.Duration { return &s.Prefill })
+	} else {
+		charge(streams, t1.Sub(t0), func(s *Stats) *time.Duration { return &s.Talker })
+	}
+	defer func() { charge(streams, time.Since(t1), func(s *Stats) *time.Duration { return &s.Sampler }) }()
 	r := 0
 	for i, s := range streams {
 		s.h = out.last[i]
@@ -320,7 +352,7 @@ func (m *Model) talkerScores(logits []float32, s *stream) []float32 {
 		}
 	}
 	inf := float32(math.Inf(-1))
-	if len(s.code0s) < minNewTokens {
+	if len(s.code0s) < minNewTokens || s.req.IgnoreEOS {
 		sc[c.CodecEOS] = inf
 	}
 	// suppress_tokens: [vocab-1024, vocab) minus EOS (M:2059-2063).

@@ -2,6 +2,7 @@ package qwen3tts
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/siskin-ml/siskin/kernels"
 	"github.com/siskin-ml/siskin/kv"
@@ -40,6 +41,8 @@ func (m *Model) predictFrames(streams []*stream) ([][]float32, error) {
 		}
 	}
 	rows := n * 2
+	var sampling time.Duration
+	start := time.Now()
 	for g := 0; g < groups-1; g++ {
 		in := m.project(x, rows)
 		for i, s := range streams {
@@ -51,7 +54,9 @@ func (m *Model) predictFrames(streams []*stream) ([][]float32, error) {
 		out := run(m.pred, m.predNorm, caches, counts, in, m.lmHead[g], nil)
 		x = x[:0]
 		for i, s := range streams {
+			ts := time.Now()
 			tok, err := s.predSeq.Sample(out.logits[i])
+			sampling += time.Since(ts)
 			if err != nil {
 				return nil, fmt.Errorf("code predictor: %w", err)
 			}
@@ -69,6 +74,8 @@ func (m *Model) predictFrames(streams []*stream) ([][]float32, error) {
 		}
 		rows = n
 	}
+	charge(streams, time.Since(start)-sampling, func(s *Stats) *time.Duration { return &s.Predictor })
+	charge(streams, sampling, func(s *Stats) *time.Duration { return &s.Sampler })
 	for i, s := range streams {
 		s.codes = append(s.codes, frames[i])
 	}

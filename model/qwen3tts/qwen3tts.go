@@ -49,6 +49,8 @@ type Model struct {
 	pad     []float32
 
 	weightBytes int64
+	// Weight bytes read per frame at batch 1 (embedding rows aside).
+	talkerRead, predRead int64
 }
 
 // Tensor names (TS §3); %d is the layer or codebook group.
@@ -80,7 +82,10 @@ var (
 // weights are computed in float32. A missing or misshaped tensor is
 // refused by name; so is a speaker encoder (Base checkpoints' voice
 // cloning, not supported yet).
-func Load(dir string) (*Model, error) {
+func Load(dir string) (*Model, error) { return LoadWith(dir, Options{}) }
+
+// LoadWith is Load with load-time options.
+func LoadWith(dir string, o Options) (*Model, error) {
 	raw, err := os.ReadFile(filepath.Join(dir, "config.json"))
 	if err != nil {
 		return nil, err
@@ -100,7 +105,7 @@ func Load(dir string) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	m, err := load(src, cfg)
+	m, err := load(src, cfg, o)
 	if err != nil {
 		src.Close()
 		return nil, err
@@ -108,7 +113,7 @@ func Load(dir string) (*Model, error) {
 	return m, nil
 }
 
-func load(src *model.Source, c *Config) (*Model, error) {
+func load(src *model.Source, c *Config, o Options) (*Model, error) {
 	if src.Format != model.HF {
 		return nil, fmt.Errorf("%s: Qwen3-TTS is read from a Hugging Face folder", src.Path)
 	}
@@ -124,6 +129,7 @@ func load(src *model.Source, c *Config) (*Model, error) {
 	t, p := &c.Talker, &c.Predictor
 	w := &model.Loader{Source: src, Layers: t.Layers}
 	m.talker = qwen3.LoadDecoder(w, t, talkerPrefix)
+	talkerDec := w.Bytes
 	m.talkerNorm = w.Vector(nTalkerNorm, 0, t.Hidden)
 	m.codecEmbed = w.Matrix(nCodecEmbed, 0, t.Vocab, t.Hidden)
 	m.codecHead = w.Matrix(nCodecHead, 0, t.Vocab, t.Hidden)
@@ -133,7 +139,16 @@ func load(src *model.Source, c *Config) (*Model, error) {
 	m.fc2 = w.Matrix(nFC2, 0, t.Hidden, c.TextHidden)
 	m.b2 = w.Vector(nFC2Bias, 0, t.Hidden)
 
+	if o.PredictorW8A8 {
+		if src.Weights != nil {
+			return nil, fmt.Errorf("%s: the int8 predictor needs the file's own weights", src.Path)
+		}
+		src.Weights = w8Store{}
+		defer func() { src.Weights = nil }()
+	}
+	before := w.Bytes
 	m.pred = qwen3.LoadDecoder(w, p, predictorPrefix)
+	predDec := w.Bytes - before
 	m.predNorm = w.Vector(nPredNorm, 0, p.Hidden)
 	for g := 0; g < c.CodeGroups-1; g++ {
 		m.predEmbed = append(m.predEmbed, w.Matrix(nPredEmbed, g, p.Vocab, t.Hidden))
@@ -150,7 +165,27 @@ func load(src *model.Source, c *Config) (*Model, error) {
 		return nil, w.Err
 	}
 	m.weightBytes = w.Bytes
+	m.talkerRead = talkerDec + matrixBytes(m.codecHead)
+	m.predRead = int64(c.CodeGroups-1) * (predDec + matrixBytes(m.proj))
+	for _, h := range m.lmHead {
+		m.predRead += matrixBytes(h)
+	}
 	return m, nil
+}
+
+func matrixBytes(m *tensor.Matrix) int64 {
+	if m == nil {
+		return 0
+	}
+	return int64(m.RowStride()) * int64(m.Rows)
+}
+
+// ReadBytesPerFrame is what one frame reads from the weights at batch 1:
+// the talker's layers and codec head once, the code predictor's layers
+// and projection once per sub-step and each lm head once (embedding rows,
+// a few KiB, left out). It sets the memory-bandwidth floor of a frame.
+func (m *Model) ReadBytesPerFrame() (talker, predictor int64) {
+	return m.talkerRead, m.predRead
 }
 
 // Close releases the mapped weights.

@@ -2,7 +2,6 @@ package codec
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/siskin-ml/siskin/kernels"
 )
@@ -382,11 +381,7 @@ func (s *snake) apply(dst, x []float32, c int) {
 	rows := len(x) / c
 	kernels.ParallelFor(rows, 8*c, 16, func(lo, hi int) {
 		for r := lo; r < hi; r++ {
-			xs, ds := x[r*c:(r+1)*c], dst[r*c:(r+1)*c]
-			for i, v := range xs {
-				sn := float32(math.Sin(float64(s.a[i] * v)))
-				ds[i] = v + s.inv[i]*(sn*sn)
-			}
+			kernels.SnakeBeta(dst[r*c:(r+1)*c], x[r*c:(r+1)*c], s.a, s.inv)
 		}
 	})
 }

@@ -5,12 +5,14 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/siskin-ml/siskin/internal/testdata"
 	"github.com/siskin-ml/siskin/kernels"
+	"github.com/siskin-ml/siskin/model/qwen3tts/synth"
 )
 
 // pushAll decodes codes through one stream in pushes of the given frame
@@ -153,4 +155,26 @@ func TestStreamBytes(t *testing.T) {
 		}
 	}
 	t.Logf("tiny: state %d bytes, stream (chunk 16) %d bytes, weights %d bytes", d.StateBytes(), d.StreamBytes(16), d.Bytes)
+}
+
+// TestFLOPsPerFrameReleased: at the released decoder's size the count
+// matches the spec's analytic 4.96 GFLOP per frame (qwen3_tts_codec.md
+// §6, which includes attention scores and norms: within 2 %).
+func TestFLOPsPerFrameReleased(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes a 436 MiB codec (about 10-30 s)")
+	}
+	dir := filepath.Join(t.TempDir(), "codec")
+	if err := synth.WriteCodec(dir, "0.6b", 1); err != nil {
+		t.Fatal(err)
+	}
+	d, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := d.FLOPsPerFrame()
+	if math.Abs(got/4.96e9-1) > 0.02 {
+		t.Fatalf("FLOPs per frame %.4g, want 4.96e9 within 2%%", got)
+	}
+	t.Logf("%.4g FLOP per frame", got)
 }

@@ -55,6 +55,15 @@ var Shapes = map[string]Shape{
 		TextVocab: 1000, TextHidden: 128, SpecialBase: 899, MRoPE: [3]int{6, 5, 5},
 		Codec: codecShape{CodebookSize: 2048, CodebookDim: 32, Latent: 64, Hidden: 32, FFN: 64, Layers: 2, Heads: 4, HeadDim: 16, Window: 8, DecoderDim: 48},
 	},
+	// small: the tiny model at 128-wide rows, the narrowest the weight
+	// paths' 128-element groups quantize (int8 predictor tests).
+	"small": {
+		Name: "small", Size: "0b6",
+		Talker:    lm{Hidden: 128, Layers: 2, Heads: 4, KVHeads: 2, HeadDim: 32, FFN: 256},
+		Predictor: lm{Hidden: 128, Layers: 2, Heads: 4, KVHeads: 2, HeadDim: 32, FFN: 256},
+		TextVocab: 1000, TextHidden: 128, SpecialBase: 899, MRoPE: [3]int{6, 5, 5},
+		Codec: codecShape{CodebookSize: 2048, CodebookDim: 32, Latent: 64, Hidden: 32, FFN: 64, Layers: 2, Heads: 4, HeadDim: 16, Window: 8, DecoderDim: 48},
+	},
 	"0.6b": {
 		Name: "0.6b", Size: "0b6",
 		Talker:    lm{Hidden: 1024, Layers: 28, Heads: 16, KVHeads: 8, HeadDim: 128, FFN: 3072},

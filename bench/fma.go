@@ -1,0 +1,64 @@
+package bench
+
+import (
+	"encoding/binary"
+	"math"
+	"sort"
+	"time"
+
+	"github.com/siskin-ml/siskin/kernels"
+	"github.com/siskin-ml/siskin/tensor"
+)
+
+// Peak is a measured arithmetic throughput.
+type Peak struct {
+	Median, Min, Max float64 // GFLOP/s (multiply and add counted as two)
+	Threads, Runs    int
+}
+
+// Probe shape: a 256 x 512 F32 weight (512 KiB, resident in a Zen 5 or
+// recent Intel L2) times 64 activation rows, so the product is bound by
+// the FMA units, not by memory.
+const peakRows, peakCols, peakBatch = 256, 512, 64
+
+// MeasureFMAPeak measures the FP32 FMA throughput reachable with threads
+// threads: siskin's own F32 matrix product (kernels.MatMul, the kernel
+// the codec runs on) over a cache-resident weight, each of runs timed
+// passes lasting about 100 ms after an untimed one; the median is
+// reported. It is the best the machine gives siskin's float kernels,
+// not the CPU's datasheet peak (which no Go kernel reaches): codec time
+// is reported as a share of it.
+func MeasureFMAPeak(threads, runs int) Peak {
+	if runs < 1 {
+		runs = 1
+	}
+	prev := kernels.Threads()
+	kernels.SetThreads(max(threads, 1))
+	defer kernels.SetThreads(prev)
+	data := make([]byte, 4*peakRows*peakCols)
+	for i := 0; i < len(data); i += 4 {
+		binary.LittleEndian.PutUint32(data[i:], math.Float32bits(float32(i%97)/97-0.5))
+	}
+	w := &tensor.Matrix{Name: "fma-probe", Type: tensor.F32, Rows: peakRows, Cols: peakCols, Data: data}
+	x := make([]float32, peakBatch*peakCols)
+	for i := range x {
+		x[i] = float32(i%89)/89 - 0.5
+	}
+	out := make([]float32, peakBatch*peakRows)
+	flops := 2.0 * peakRows * peakCols * peakBatch
+	pass := func(d time.Duration) float64 {
+		n, start := 0, time.Now()
+		for time.Since(start) < d {
+			kernels.MatMul(out, w, x, peakBatch)
+			n++
+		}
+		return flops * float64(n) / time.Since(start).Seconds() / 1e9
+	}
+	pass(20 * time.Millisecond)
+	rates := make([]float64, runs)
+	for i := range rates {
+		rates[i] = pass(100 * time.Millisecond)
+	}
+	sort.Float64s(rates)
+	return Peak{Median: median(rates), Min: rates[0], Max: rates[len(rates)-1], Threads: kernels.Threads(), Runs: runs}
+}

@@ -1,0 +1,237 @@
+package bench
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"time"
+
+	"github.com/siskin-ml/siskin/kernels"
+	"github.com/siskin-ml/siskin/model/qwen3tts"
+	"github.com/siskin-ml/siskin/model/qwen3tts/codec"
+)
+
+// TTSOptions controls RunTTS.
+type TTSOptions struct {
+	IDs       []int // the wrapped, tokenized text (qwen3tts.Config.BuildPrompt)
+	Voice     qwen3tts.Voice
+	Frames    int  // frames per utterance (the most, without IgnoreEOS)
+	IgnoreEOS bool // run Frames frames whatever the talker picks
+	Threads   int
+	Reps      int
+	Seed      uint64
+	// Probes: bandwidth buffer and passes (BandwidthBytes < 0 skips it)
+	// and FMA-peak passes (< 0 skips it).
+	BandwidthBytes int64
+	BandwidthRuns  int
+	PeakRuns       int
+	// Profile, if set, wraps the timed repetitions (see Options.Profile).
+	Profile func(test string) (stop func() error, err error)
+}
+
+// TTSResult is siskin bench --tts: medians over the repetitions, per
+// frame times in ms, and the floors the machine sets.
+type TTSResult struct {
+	Model   string `json:"model_filename"`
+	Test    string `json:"test"` // tts125
+	Threads int    `json:"n_threads"`
+	Reps    int    `json:"repetitions"`
+	Frames  int    `json:"frames"` // of the median repetition
+	Stop    string `json:"stop"`
+	// Real-time factor: wall time over audio time (0.08 s a frame).
+	RTF          float64 `json:"rtf"`
+	RTFMin       float64 `json:"rtf_min"`
+	RTFMax       float64 `json:"rtf_max"`
+	FirstAudioMS float64 `json:"first_audio_ms"` // call to the first frame's PCM
+	PrefillMS    float64 `json:"prefill_ms"`     // the talker's prompt step
+	// Per frame (prefill aside).
+	TalkerMS    float64 `json:"talker_ms_per_frame"`
+	PredictorMS float64 `json:"predictor_ms_per_frame"`
+	SamplerMS   float64 `json:"sampler_ms_per_frame"`
+	CodecMS     float64 `json:"codec_ms_per_frame"`
+	// Memory floor of talker + predictor: weight bytes read per frame over
+	// the measured read bandwidth.
+	TalkerBytesPerFrame    int64   `json:"talker_bytes_per_frame"`
+	PredictorBytesPerFrame int64   `json:"predictor_bytes_per_frame"`
+	WeightBytesPerAudioSec float64 `json:"weight_bytes_per_audio_second"`
+	BandwidthGBs           float64 `json:"bandwidth_gbs"`
+	ModelFloorMS           float64 `json:"model_floor_ms_per_frame"`
+	ModelShare             float64 `json:"model_floor_share"` // floor / (talker+predictor)
+	// Arithmetic floor of the codec: FLOPs per frame over the measured
+	// FP32 peak of siskin's float matrix product.
+	CodecGFLOPPerFrame float64 `json:"codec_gflop_per_frame"`
+	PeakGFLOPs         float64 `json:"fp32_peak_gflops"`
+	CodecFloorMS       float64 `json:"codec_floor_ms_per_frame"`
+	CodecShare         float64 `json:"codec_floor_share"`
+	FloorRTF           float64 `json:"floor_rtf"` // both floors, per 80 ms frame
+}
+
+const frameSeconds = 0.08
+
+// ttsRun is one timed utterance.
+type ttsRun struct {
+	frames      int
+	stop        string
+	wall, first time.Duration
+	stats       qwen3tts.Stats
+	codec       time.Duration
+}
+
+// RunTTS measures speech generation: text to codes (talker, predictor,
+// sampling) and codes to PCM (the codec pushed one frame at a time, as a
+// stream would), after an untimed 4-frame warm-up that maps the weights.
+func RunTTS(m *qwen3tts.Model, dec *codec.Decoder, name string, opt TTSOptions) (*TTSResult, error) {
+	if opt.Frames < 1 || opt.Reps < 1 {
+		return nil, fmt.Errorf("frames (%d) and repetitions (%d) must be at least 1", opt.Frames, opt.Reps)
+	}
+	if opt.Threads > 0 {
+		kernels.SetThreads(opt.Threads)
+	}
+	if _, err := ttsOnce(m, dec, opt, min(opt.Frames, 4), opt.Seed); err != nil {
+		return nil, err
+	}
+	test := fmt.Sprintf("tts%d", opt.Frames)
+	runs := make([]ttsRun, opt.Reps)
+	err := (&Options{Profile: opt.Profile}).timed(test, func() error {
+		for i := range runs {
+			r, err := ttsOnce(m, dec, opt, opt.Frames, opt.Seed+uint64(i))
+			if err != nil {
+				return err
+			}
+			runs[i] = r
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	res := summarize(runs)
+	res.Model, res.Test, res.Threads, res.Reps = name, test, kernels.Threads(), opt.Reps
+	res.TalkerBytesPerFrame, res.PredictorBytesPerFrame = m.ReadBytesPerFrame()
+	res.WeightBytesPerAudioSec = float64(res.TalkerBytesPerFrame+res.PredictorBytesPerFrame) / frameSeconds
+	res.CodecGFLOPPerFrame = dec.FLOPsPerFrame() / 1e9
+	if opt.BandwidthBytes >= 0 {
+		bw, err := MeasureBandwidth(defaultInt64(opt.BandwidthBytes, 1<<30), res.Threads, defaultInt(opt.BandwidthRuns, 5))
+		if err != nil {
+			return nil, err
+		}
+		res.BandwidthGBs = bw.Median
+		res.ModelFloorMS = float64(res.TalkerBytesPerFrame+res.PredictorBytesPerFrame) / (bw.Median * 1e9) * 1e3
+		res.ModelShare = res.ModelFloorMS / (res.TalkerMS + res.PredictorMS)
+	}
+	if opt.PeakRuns >= 0 {
+		res.PeakGFLOPs = MeasureFMAPeak(res.Threads, defaultInt(opt.PeakRuns, 5)).Median
+		res.CodecFloorMS = res.CodecGFLOPPerFrame / res.PeakGFLOPs * 1e3
+		res.CodecShare = res.CodecFloorMS / res.CodecMS
+	}
+	res.FloorRTF = (res.ModelFloorMS + res.CodecFloorMS) / (frameSeconds * 1e3)
+	return res, nil
+}
+
+func defaultInt(v, d int) int {
+	if v <= 0 {
+		return d
+	}
+	return v
+}
+
+func defaultInt64(v, d int64) int64 {
+	if v <= 0 {
+		return d
+	}
+	return v
+}
+
+// ttsOnce generates one utterance of at most frames frames, pushing each
+// frame through a codec stream as it comes.
+func ttsOnce(m *qwen3tts.Model, dec *codec.Decoder, opt TTSOptions, frames int, seed uint64) (ttsRun, error) {
+	var r ttsRun
+	req := m.Cfg.NewRequest(opt.IDs, opt.Voice)
+	req.MaxFrames, req.IgnoreEOS, req.Seed, req.Seeded = frames, opt.IgnoreEOS, seed, true
+	req.Stats = &r.stats
+	s := dec.NewStream(1)
+	var pcm []float32
+	codes := make([]int32, 0, dec.Config().Quantizers)
+	start := time.Now()
+	req.OnFrame = func(frame []int) error {
+		t := time.Now()
+		codes = codes[:0]
+		for _, c := range frame {
+			codes = append(codes, int32(c))
+		}
+		var err error
+		if pcm, err = s.Push(pcm[:0], codes); err != nil {
+			return err
+		}
+		if r.frames++; r.frames == 1 {
+			r.first = time.Since(start)
+		}
+		r.codec += time.Since(t)
+		return nil
+	}
+	res, err := m.Generate([]*qwen3tts.Request{req})
+	if err != nil {
+		return r, err
+	}
+	r.wall, r.stop = time.Since(start), res[0].Stop
+	if r.frames == 0 {
+		return r, fmt.Errorf("the talker stopped (%s) before the first frame", r.stop)
+	}
+	return r, nil
+}
+
+// summarize takes the median of each figure over the runs.
+func summarize(runs []ttsRun) *TTSResult {
+	med := func(f func(r ttsRun) float64) float64 {
+		v := make([]float64, len(runs))
+		for i, r := range runs {
+			v[i] = f(r)
+		}
+		sort.Float64s(v)
+		return median(v)
+	}
+	ms := func(d time.Duration, r ttsRun) float64 { return d.Seconds() * 1e3 / float64(r.frames) }
+	rtf := func(r ttsRun) float64 { return r.wall.Seconds() / (float64(r.frames) * frameSeconds) }
+	res := &TTSResult{
+		RTF:          med(rtf),
+		FirstAudioMS: med(func(r ttsRun) float64 { return r.first.Seconds() * 1e3 }),
+		PrefillMS:    med(func(r ttsRun) float64 { return r.stats.Prefill.Seconds() * 1e3 }),
+		TalkerMS:     med(func(r ttsRun) float64 { return ms(r.stats.Talker, r) }),
+		PredictorMS:  med(func(r ttsRun) float64 { return ms(r.stats.Predictor, r) }),
+		SamplerMS:    med(func(r ttsRun) float64 { return ms(r.stats.Sampler, r) }),
+		CodecMS:      med(func(r ttsRun) float64 { return ms(r.codec, r) }),
+	}
+	res.RTFMin, res.RTFMax = rtf(runs[0]), rtf(runs[0])
+	for _, r := range runs {
+		res.RTFMin, res.RTFMax = min(res.RTFMin, rtf(r)), max(res.RTFMax, rtf(r))
+	}
+	mid := runs[len(runs)/2]
+	res.Frames, res.Stop = mid.frames, mid.stop
+	return res
+}
+
+// WriteTTSJSON writes r as one JSON object.
+func WriteTTSJSON(w io.Writer, r *TTSResult) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// WriteTTSTable writes r for people.
+func WriteTTSTable(w io.Writer, r *TTSResult) error {
+	p := func(format string, a ...any) { fmt.Fprintf(w, format+"\n", a...) }
+	p("%s  %s  threads %d  %d frames (%.2f s of audio, stop %s), median of %d", r.Model, r.Test, r.Threads, r.Frames, float64(r.Frames)*frameSeconds, r.Stop, r.Reps)
+	p("real-time factor     %.3f  [%.3f-%.3f]  (floor %.3f)", r.RTF, r.RTFMin, r.RTFMax, r.FloorRTF)
+	p("time to first audio  %.1f ms  (talker prefill %.1f ms)", r.FirstAudioMS, r.PrefillMS)
+	p("ms per frame         talker %.2f  predictor %.2f  sampler %.2f  codec %.2f", r.TalkerMS, r.PredictorMS, r.SamplerMS, r.CodecMS)
+	if r.BandwidthGBs > 0 {
+		p("talker+predictor     %.1f MB read per frame (%.2f GB per audio second) / %.1f GB/s read bandwidth = floor %.2f ms/frame; reached %.0f%%",
+			float64(r.TalkerBytesPerFrame+r.PredictorBytesPerFrame)/1e6, r.WeightBytesPerAudioSec/1e9, r.BandwidthGBs, r.ModelFloorMS, 100*r.ModelShare)
+	}
+	if r.PeakGFLOPs > 0 {
+		p("codec                %.2f GFLOP per frame / %.1f GFLOP/s FP32 matmul peak = floor %.2f ms/frame; reached %.0f%%",
+			r.CodecGFLOPPerFrame, r.PeakGFLOPs, r.CodecFloorMS, 100*r.CodecShare)
+	}
+	return nil
+}

@@ -1,0 +1,51 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/siskin-ml/siskin/model/qwen3tts/synth"
+)
+
+// TestBenchTTS runs bench --tts on a tiny random-weight folder: every
+// figure present and consistent (a few frames, small probes).
+func TestBenchTTS(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "tts")
+	if _, err := synth.Write(dir, synth.Options{Shape: "tiny", Seed: 1}); err != nil {
+		t.Fatal(err)
+	}
+	out, err := siskin(t, "bench", "--tts", "-m", dir, "-t", "2", "--frames", "6", "--ignore-eos", "-r", "2", "--bw-mib", "32", "--bw-runs", "2", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r struct {
+		Test   string
+		Frames int
+		Stop   string
+		RTF    float64 `json:"rtf"`
+		First  float64 `json:"first_audio_ms"`
+		Talker float64 `json:"talker_ms_per_frame"`
+		Pred   float64 `json:"predictor_ms_per_frame"`
+		Codec  float64 `json:"codec_ms_per_frame"`
+		BW     float64 `json:"bandwidth_gbs"`
+		Peak   float64 `json:"fp32_peak_gflops"`
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if r.Test != "tts6" || r.Frames != 6 || r.Stop != "max_frames" || !(r.RTF > 0) || !(r.First > 0) || !(r.Talker > 0) || !(r.Pred > 0) || !(r.Codec > 0) || !(r.BW > 0) || !(r.Peak > 0) {
+		t.Fatalf("bench --tts: %s", out)
+	}
+	table, err := siskin(t, "bench", "--tts", "-m", dir, "--frames", "2", "--ignore-eos", "-r", "1", "--no-bandwidth")
+	if err != nil || !strings.Contains(table, "real-time factor") || strings.Contains(table, "GB/s") {
+		t.Fatalf("table: %v\n%s", err, table)
+	}
+	if _, err := siskin(t, "bench", "--tts", "-m", dir, "--frames", "2", "-r", "1", "--no-bandwidth", "--predictor-w8a8"); err != nil {
+		t.Fatalf("--predictor-w8a8: %v", err)
+	}
+	if _, err := siskin(t, "bench", "--tts", "-m", dir, "--frames", "0"); err == nil || !strings.Contains(err.Error(), "--frames") {
+		t.Fatalf("--frames 0: %v", err)
+	}
+}
