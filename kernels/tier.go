@@ -1,5 +1,10 @@
 package kernels
 
+// The amd64 assembly of the packed kernels and the row operations is
+// written by kernels/_gen (TestGeneratedAssembly checks it is current).
+//
+//go:generate go run ./_gen -out .
+
 import (
 	"fmt"
 	"os"
@@ -56,7 +61,13 @@ const EnvKernels = "SISKIN_KERNELS"
 func init() {
 	supported[tierGeneric] = true
 	kernelSets[tierGeneric] = genericKernels()
+	vecSets[tierGeneric] = genericVecKernels()
 	archInit()
+	for t := range vecSets {
+		if vecSets[t] == nil {
+			vecSets[t] = vecSets[tierGeneric]
+		}
+	}
 	best := tierGeneric
 	for t := numTiers - 1; t > tierGeneric; t-- {
 		if supported[t] && !optIn[t] {
