@@ -9,12 +9,18 @@ import (
 // archInit fills in the tables of the amd64 tiers this CPU can run: a tier
 // is its matrix kernels (kernelSets) and its vector operations (vecSets).
 // The AVX2 tier needs AVX2, FMA and F16C (and an OS that saves the YMM
-// state, which cpu checks for AVX/AVX2).
+// state, which cpu checks for AVX/AVX2); the AVX-512 tier adds
+// AVX-512F/BW/VL and AVX-512 VNNI (cpu checks the OS saves the ZMM state).
 func archInit() {
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasF16C {
 		supported[tierAVX2] = true
 		kernelSets[tierAVX2] = avx2Kernels()
 		vecSets[tierAVX2] = avx2VecKernels()
+		if cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VL && cpu.X86.HasAVX512VNNI {
+			supported[tierAVX512] = true
+			kernelSets[tierAVX512] = avx512Kernels()
+			vecSets[tierAVX512] = vecSets[tierAVX2]
+		}
 	}
 }
 

@@ -26,10 +26,11 @@ const (
 	tierNEON    // arm64 Advanced SIMD
 	tierDotprod // arm64 NEON with SDOT (FEAT_DotProd)
 	tierI8MM    // dotprod plus SMMLA 4-row kernels (FEAT_I8MM)
+	tierAVX512  // AVX2 plus AVX-512F/BW/VL and AVX-512 VNNI kernels
 	numTiers
 )
 
-var tierNames = [numTiers]string{"generic", "avx2", "neon", "dotprod", "i8mm"}
+var tierNames = [numTiers]string{"generic", "avx2", "neon", "dotprod", "i8mm", "avx512"}
 
 func (t tier) String() string {
 	if t < numTiers {
@@ -49,12 +50,12 @@ var kernelSets [numTiers]map[tensor.Type]*matKernel
 // optIn[t]: tier t runs only when EnvKernels names it (supported but not
 // picked at start-up): i8mm until its kernels are timed on a CPU that has
 // them (they give the same bits as dotprod's).
-var optIn = [numTiers]bool{tierI8MM: true}
+var optIn = [numTiers]bool{tierI8MM: true, tierAVX512: true}
 
 var current atomic.Uint32 // the tier in use
 
 // EnvKernels is the environment variable that pins the kernel tier
-// ("generic", "avx2", "neon", "dotprod", "i8mm"); it is read once, at start-up. Naming a tier the
+// ("generic", "avx2", "avx512", "neon", "dotprod", "i8mm"); it is read once, at start-up. Naming a tier the
 // CPU cannot run panics, so a bisection never silently tests another.
 const EnvKernels = "SISKIN_KERNELS"
 

@@ -1,0 +1,256 @@
+package main
+
+import "fmt"
+
+// The AVX-512 (F/BW/VL + VNNI) packed kernels (packk_avx512_amd64.s).
+// They read the AVX2 tier's packed layout (packlayout.go) two groups of 8
+// rows at a time: a ZMM register holds the same 32 bytes of group g (low
+// half) and of group g+1 (high half, R10 = the group stride further on),
+// so its 16 dword lanes are 16 rows that all take the same 4 activation
+// bytes, which VPDPBUSD reads by embedded broadcast. The integer sums of
+// a block are exact (VPDPBUSD sums u8*s8 products in 32 bits), and the
+// float steps are those of the AVX2 kernels lane for lane, so each result
+// is bit-identical to the AVX2 tier's (a last odd group runs the AVX2
+// kernel).
+
+func z(i int) string { return fmt.Sprintf("Z%d", i) }
+
+// data64 emits a 64-byte constant: the 32-byte v twice.
+func (a *asm) data64(name string, v [32]byte) {
+	for i := 0; i < 64; i += 8 {
+		var q uint64
+		for j := 7; j >= 0; j-- {
+			q = q<<8 | uint64(v[(i+j)%32])
+		}
+		a.raw("DATA %s<>+%d(SB)/8, $0x%016x", name, i, q)
+	}
+	a.raw("GLOBL %s<>(SB), RODATA|NOPTR, $64\n", name)
+}
+
+// zConstants: the K-quant constants for ZMM registers.
+func zConstants(a *asm) {
+	a.data64("zk0f", splat(0x0f))
+	a.data64("zk3f", splat(0x3f))
+	a.data64("zkc0", splat(0xc0))
+	// zkdJ: the scale of sub-block J (of 4) of each row as an int32, from
+	// the decoded scale bytes (row r at bytes 4r..4r+3).
+	for j := 0; j < 4; j++ {
+		a.data64(fmt.Sprintf("zkd%d", j), lanes(func(i int) byte {
+			if i%4 != 0 {
+				return 0x80
+			}
+			return byte(i + j)
+		}))
+	}
+	// zkmpQ: the pairs (m[2Q], m[2Q+1]) of each row as int16 (pkmpQ).
+	for q := 0; q < 2; q++ {
+		a.data64(fmt.Sprintf("zkmp%d", q), lanes(func(i int) byte {
+			if i%2 == 1 {
+				return 0x80
+			}
+			m := i / 2
+			return byte(4*(m/2) + 2*q + m%2)
+		}))
+	}
+}
+
+// pairLoad loads 32 bytes at off of group g and of group g+1 into the two
+// halves of register r.
+func pairLoad(a *asm, off int, r int) {
+	a.op("VMOVDQU64 %d(SI), Y%d", off, r)
+	a.op("VINSERTI64X4 $1, %d(SI)(R10*1), Z%d, Z%d", off, r, r)
+}
+
+// Q4_K on 16 rows, A activation rows (1 or 4). Registers: SI weights
+// (group g's block), R10 the group stride, DI out, CX pairs of groups
+// left, DX blocks left, R12 activation quants, R13 their d, AX their sums
+// of 32, R11/R14 and R8/R9 the activation and output row strides (x1,
+// x3). Z9 = 0x0f bytes; Z16-Z23 the int32 scales of the 8 sub-blocks;
+// Z0+a and Z24+a the sums of even and odd loads of the sub-block in
+// progress (A = 4; A = 1: Z0/Z1 and Z24/Z25 for the low and high
+// nibbles); Z4+a the block's integer sums; Z12+a the float sums. Stack:
+// the four min pair vectors.
+func q4k512(a *asm, A int) {
+	name := "q4kPackVecAVX512"
+	args := "$256-88"
+	if A == 4 {
+		name = "q4kPackVec4AVX512"
+		args = "$256-104"
+	}
+	l := func(s string) string { return fmt.Sprintf("q4kz%d%s", A, s) }
+	a.raw("// func %s%s", name, sig(A))
+	a.raw("TEXT ·%s(SB), NOSPLIT, %s", name, args)
+	loadArgs(a, A)
+	a.op("SHRQ $1, CX")
+	a.op("MOVQ blocks+%d(FP), R10", blocksOff(A))
+	a.op("IMUL3Q $1152, R10, R10")
+	a.op("VMOVDQU64 zk0f<>(SB), Z9")
+	a.label(l("pair"))
+	a.op("MOVQ x_base+%d(FP), R12", xOff(A))
+	a.op("MOVQ blocks+%d(FP), DX", blocksOff(A))
+	a.op("MOVQ DX, R13")
+	a.op("SHLQ $8, R13")
+	a.op("ADDQ R12, R13")
+	a.op("LEAQ (DX)(DX*8), AX")
+	a.op("SHLQ $2, AX")
+	a.op("ADDQ R13, AX")
+	for i := 0; i < A; i++ {
+		a.op("VPXORD %s, %s, %s", z(12+i), z(12+i), z(12+i))
+	}
+	a.label(l("block"))
+	q4kScales512(a)
+	for i := 0; i < A; i++ {
+		a.op("VPXORD %s, %s, %s", z(4+i), z(4+i), z(4+i))
+	}
+	for c := 0; c < 4; c++ {
+		if A == 1 {
+			q4kChunk1(a, c)
+		} else {
+			q4kChunk4(a, c)
+		}
+	}
+	q4kFloat512(a, A)
+	a.op("ADDQ $1152, SI")
+	a.op("ADDQ $256, R12")
+	a.op("ADDQ $4, R13")
+	a.op("ADDQ $16, AX")
+	a.op("DECQ DX")
+	a.op("JNZ %s", l("block"))
+	a.op("VMOVUPS Z12, (DI)")
+	if A == 4 {
+		a.op("VMOVUPS Z13, (DI)(R8*1)")
+		a.op("VMOVUPS Z14, (DI)(R8*2)")
+		a.op("VMOVUPS Z15, (DI)(R9*1)")
+	}
+	a.op("ADDQ $64, DI")
+	a.op("ADDQ R10, SI") // past group g+1
+	a.op("DECQ CX")
+	a.op("JNZ %s", l("pair"))
+	a.op("VZEROUPPER")
+	a.op("RET")
+	a.raw("")
+}
+
+// q4kScales512 decodes the scales (Z16-Z23, int32) and the min pairs
+// (stack, int16 pairs) of the block's 16 rows, as q4k does for 8.
+func q4kScales512(a *asm) {
+	pairLoad(a, 32, 0)
+	pairLoad(a, 64, 1)
+	pairLoad(a, 96, 2)
+	a.op("VPANDD zk3f<>(SB), Z0, Z3")
+	a.op("VPANDD zkc0<>(SB), Z0, Z0")
+	a.op("VPSRLW $2, Z0, Z0")
+	a.op("VPANDD Z9, Z2, Z10")
+	a.op("VPORD Z0, Z10, Z10")
+	for j := 0; j < 8; j++ {
+		src := "Z3"
+		if j >= 4 {
+			src = "Z10"
+		}
+		a.op("VPSHUFB zkd%d<>(SB), %s, %s", j%4, src, z(16+j))
+	}
+	a.op("VPANDD zk3f<>(SB), Z1, Z3")
+	a.op("VPSRLW $4, Z2, Z2")
+	a.op("VPANDD Z9, Z2, Z2")
+	a.op("VPANDD zkc0<>(SB), Z1, Z1")
+	a.op("VPSRLW $2, Z1, Z1")
+	a.op("VPORD Z1, Z2, Z2")
+	for p := 0; p < 4; p++ {
+		src := "Z3"
+		if p >= 2 {
+			src = "Z2"
+		}
+		a.op("VPSHUFB zkmp%d<>(SB), %s, Z0", p%2, src)
+		a.op("VMOVDQU64 Z0, %d(SP)", 64*p)
+	}
+}
+
+// q4kChunk1: chunk c (sub-blocks 2c, 2c+1) of one activation row.
+func q4kChunk1(a *asm, c int) {
+	for _, r := range []int{0, 1, 24, 25} {
+		a.op("VPXORD %s, %s, %s", z(r), z(r), z(r))
+	}
+	for p := 0; p < 256; p += 64 {
+		a.op("PREFETCHT0 %d(SI)", 2048+128+256*c+p)
+		a.op("PREFETCHT0 %d(SI)(R10*1)", 2048+128+256*c+p)
+	}
+	for k := 0; k < 8; k++ {
+		pairLoad(a, 128+256*c+32*k, 29)
+		a.op("VPSRLW $4, Z29, Z30")
+		a.op("VPANDD Z9, Z29, Z29")
+		a.op("VPANDD Z9, Z30, Z30")
+		e := 24 * (k % 2)
+		a.op("VPDPBUSD.BCST %d(R12), Z29, %s", 64*c+4*k, z(e))
+		a.op("VPDPBUSD.BCST %d(R12), Z30, %s", 64*c+32+4*k, z(e+1))
+	}
+	for h := 0; h < 2; h++ {
+		a.op("VPADDD %s, %s, %s", z(24+h), z(h), z(h))
+		a.op("VPMULLD %s, %s, %s", z(16+2*c+h), z(h), z(h))
+		a.op("VPADDD %s, Z4, Z4", z(h))
+	}
+}
+
+// q4kChunk4: chunk c of four activation rows, one sub-block at a time.
+func q4kChunk4(a *asm, c int) {
+	for h := 0; h < 2; h++ {
+		for r := 0; r < 4; r++ {
+			a.op("VPXORD %s, %s, %s", z(r), z(r), z(r))
+			a.op("VPXORD %s, %s, %s", z(24+r), z(24+r), z(24+r))
+		}
+		for k := 0; k < 8; k++ {
+			pairLoad(a, 128+256*c+32*k, 29)
+			if h == 1 {
+				a.op("VPSRLW $4, Z29, Z29")
+			}
+			a.op("VPANDD Z9, Z29, Z29")
+			for r := 0; r < 4; r++ {
+				a.op("VPDPBUSD.BCST %s, Z29, %s", act(64*c+32*h+4*k, "R12", r), z(24*(k%2)+r))
+			}
+		}
+		for r := 0; r < 4; r++ {
+			a.op("VPADDD %s, %s, %s", z(24+r), z(r), z(r))
+			a.op("VPMULLD %s, %s, %s", z(16+2*c+h), z(r), z(r))
+			a.op("VPADDD %s, %s, %s", z(r), z(4+r), z(4+r))
+		}
+	}
+}
+
+// q4kFloat512: the mins (Z0+a = sum of m * sums of 32 activations) and
+// F(a) += (d*yd)*float(I(a)) - (dmin*yd)*float(M(a)), as q4k.
+func q4kFloat512(a *asm, A int) {
+	for p := 0; p < 4; p++ {
+		for r := 0; r < A; r++ {
+			a.op("VPBROADCASTD %s, Z28", act(4*p, "AX", r))
+			if p == 0 {
+				a.op("VPMADDWD %d(SP), Z28, %s", 64*p, z(r))
+			} else {
+				a.op("VPMADDWD %d(SP), Z28, Z28", 64*p)
+				a.op("VPADDD Z28, %s, %s", z(r), z(r))
+			}
+		}
+	}
+	a.op("VMOVDQU (SI), X8")
+	a.op("VINSERTI128 $1, (SI)(R10*1), Y8, Y8")
+	a.op("VCVTPH2PS Y8, Z8")
+	a.op("VMOVDQU 16(SI), X10")
+	a.op("VINSERTI128 $1, 16(SI)(R10*1), Y10, Y10")
+	a.op("VCVTPH2PS Y10, Z10")
+	for r := 0; r < A; r++ {
+		a.op("VBROADCASTSS %s, Z11", act(0, "R13", r))
+		a.op("VMULPS Z11, Z8, Z28")
+		a.op("VCVTDQ2PS %s, %s", z(4+r), z(4+r))
+		a.op("VFMADD231PS %s, Z28, %s", z(4+r), z(12+r))
+		a.op("VMULPS Z11, Z10, Z28")
+		a.op("VCVTDQ2PS %s, %s", z(r), z(r))
+		a.op("VFNMADD231PS %s, Z28, %s", z(r), z(12+r))
+	}
+}
+
+func avx512File() *asm {
+	k := &asm{}
+	k.b.WriteString(header)
+	zConstants(k)
+	q4k512(k, 1)
+	q4k512(k, 4)
+	return k
+}
