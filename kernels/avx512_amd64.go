@@ -19,6 +19,7 @@ import (
 func avx512Kernels() map[tensor.Type]*matKernel {
 	m := maps.Clone(avx2Kernels())
 	m[tensor.Q4_K] = withPacked(m[tensor.Q4_K], pairedPacked(m[tensor.Q4_K].packed, 8*144, 308, q4kPackVecAVX512, q4kPackVec4AVX512))
+	m[tensor.Q6_K] = withPacked(m[tensor.Q6_K], pairedPacked(m[tensor.Q6_K].packed, 8*210, 308, q6kPackVecAVX512, q6kPackVec4AVX512))
 	return m
 }
 
@@ -62,3 +63,9 @@ func q4kPackVecAVX512(out []float32, w []byte, groups, blocks int, x []byte)
 
 //go:noescape
 func q4kPackVec4AVX512(out []float32, ostride int, w []byte, groups, blocks int, x []byte, xstride int)
+
+//go:noescape
+func q6kPackVecAVX512(out []float32, w []byte, groups, blocks int, x []byte)
+
+//go:noescape
+func q6kPackVec4AVX512(out []float32, ostride int, w []byte, groups, blocks int, x []byte, xstride int)

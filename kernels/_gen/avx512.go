@@ -32,6 +32,9 @@ func zConstants(a *asm) {
 	a.data64("zk0f", splat(0x0f))
 	a.data64("zk3f", splat(0x3f))
 	a.data64("zkc0", splat(0xc0))
+	a.data64("zk03", splat(0x03))
+	a.data64("zk0c", splat(0x0c))
+	a.data64("zk30", splat(0x30))
 	// zkdJ: the scale of sub-block J (of 4) of each row as an int32, from
 	// the decoded scale bytes (row r at bytes 4r..4r+3).
 	for j := 0; j < 4; j++ {
@@ -252,5 +255,158 @@ func avx512File() *asm {
 	zConstants(k)
 	q4k512(k, 1)
 	q4k512(k, 4)
+	q6k512(k, 1)
+	q6k512(k, 4)
 	return k
+}
+
+// pairLoad16 loads 16 bytes at off of group g and of group g+1 into the
+// two halves of Y register r.
+func pairLoad16(a *asm, off int, r int) {
+	a.op("VMOVDQU %d(SI), X%d", off, r)
+	a.op("VINSERTI128 $1, %d(SI)(R10*1), Y%d, Y%d", off, r, r)
+}
+
+// Q6_K on 16 rows (two groups), A activation rows (1 or 4): the 6-bit
+// quants q enter VPDPBUSD unsigned, sums of 16 (one scale) in 32 bits,
+// times the scale (VPMULLD); the offset -32 is applied once per
+// super-block as in q6k. Registers: Z9 0x0f, Z18-Z21 the masks of the
+// high-bit pairs, Z16/Z17 the int32 scales of the two sub-blocks of the
+// pair in progress, Z29/Z30 an unpacked load, Z0+a/Z24+a the even/odd
+// load sums of row a, Z4+a the block's integer sums, Z12+a the float sums.
+func q6k512(a *asm, A int) {
+	name := "q6kPackVecAVX512"
+	args := "$0-88"
+	if A == 4 {
+		name = "q6kPackVec4AVX512"
+		args = "$0-104"
+	}
+	l := func(s string) string { return fmt.Sprintf("q6kz%d%s", A, s) }
+	a.raw("// func %s%s", name, sig(A))
+	a.raw("TEXT ·%s(SB), NOSPLIT, %s", name, args)
+	loadArgs(a, A)
+	a.op("SHRQ $1, CX")
+	a.op("MOVQ blocks+%d(FP), R10", blocksOff(A))
+	a.op("IMUL3Q $1680, R10, R10")
+	a.op("VMOVDQU64 zk0f<>(SB), Z9")
+	for i, m := range []string{"zk03", "zk0c", "zk30", "zkc0"} {
+		a.op("VMOVDQU64 %s<>(SB), %s", m, z(18+i))
+	}
+	a.label(l("pair"))
+	a.op("MOVQ x_base+%d(FP), R12", xOff(A))
+	a.op("MOVQ blocks+%d(FP), DX", blocksOff(A))
+	a.op("IMUL3Q $256, DX, R13")
+	a.op("ADDQ R12, R13")
+	a.op("IMUL3Q $260, DX, AX")
+	a.op("ADDQ R12, AX")
+	for i := 0; i < A; i++ {
+		a.op("VPXORD %s, %s, %s", z(12+i), z(12+i), z(12+i))
+	}
+	a.label(l("block"))
+	for i := 0; i < A; i++ {
+		a.op("VPXORD %s, %s, %s", z(4+i), z(4+i), z(4+i))
+	}
+	for n := 0; n < 2; n++ {
+		if A == 1 {
+			for p := 0; p < 1680/2; p += 64 {
+				a.op("PREFETCHT0 %d(SI)", 2048+840*n+p)
+				a.op("PREFETCHT0 %d(SI)(R10*1)", 2048+840*n+p)
+			}
+		}
+		for t := 0; t < 4; t++ {
+			p := 4*n + t
+			pairLoad16(a, 1536+16*p, 8)
+			a.op("VPMOVSXBW Y8, Z8")
+			a.op("VPSLLD $16, Z8, Z16")
+			a.op("VPSRAD $16, Z16, Z16")
+			a.op("VPSRAD $16, Z8, Z17")
+			for h := 0; h < 2; h++ {
+				for r := 0; r < A; r++ {
+					a.op("VPXORD %s, %s, %s", z(r), z(r), z(r))
+					a.op("VPXORD %s, %s, %s", z(24+r), z(24+r), z(24+r))
+				}
+				for k := 4 * h; k < 4*h+4; k++ {
+					q6kUnpack512(a, n, t, k)
+					for r := 0; r < A; r++ {
+						a.op("VPDPBUSD.BCST %s, Z29, %s", act(128*n+32*t+4*k, "R12", r), z(24*(k%2)+r))
+					}
+				}
+				for r := 0; r < A; r++ {
+					a.op("VPADDD %s, %s, %s", z(24+r), z(r), z(r))
+					a.op("VPMULLD %s, %s, %s", z(16+h), z(r), z(r))
+					a.op("VPADDD %s, %s, %s", z(r), z(4+r), z(4+r))
+				}
+			}
+		}
+	}
+	// I -= 32 * sum over pairs p of (scale pair) . (activation sums of 16).
+	for p := 0; p < 8; p++ {
+		pairLoad16(a, 1536+16*p, 8)
+		a.op("VPMOVSXBW Y8, Z8")
+		for r := 0; r < A; r++ {
+			a.op("VPBROADCASTD %s, Z28", act(4*p, "AX", r))
+			if p == 0 {
+				a.op("VPMADDWD Z8, Z28, %s", z(r))
+			} else {
+				a.op("VPMADDWD Z8, Z28, Z28")
+				a.op("VPADDD Z28, %s, %s", z(r), z(r))
+			}
+		}
+	}
+	for r := 0; r < A; r++ {
+		a.op("VPSLLD $5, %s, %s", z(r), z(r))
+		a.op("VPSUBD %s, %s, %s", z(r), z(4+r), z(4+r))
+	}
+	pairLoad16(a, 1664, 8)
+	a.op("VCVTPH2PS Y8, Z8")
+	for r := 0; r < A; r++ {
+		a.op("VCVTDQ2PS %s, %s", z(4+r), z(4+r))
+		a.op("VBROADCASTSS %s, Z28", act(0, "R13", r))
+		a.op("VMULPS Z28, Z8, Z28")
+		a.op("VFMADD231PS %s, Z28, %s", z(4+r), z(12+r))
+	}
+	a.op("ADDQ $1680, SI")
+	a.op("ADDQ $256, R12")
+	a.op("ADDQ $4, R13")
+	a.op("ADDQ $32, AX")
+	a.op("DECQ DX")
+	a.op("JNZ %s", l("block"))
+	a.op("VMOVUPS Z12, (DI)")
+	if A == 4 {
+		a.op("VMOVUPS Z13, (DI)(R8*1)")
+		a.op("VMOVUPS Z14, (DI)(R8*2)")
+		a.op("VMOVUPS Z15, (DI)(R9*1)")
+	}
+	a.op("ADDQ $64, DI")
+	a.op("ADDQ R10, SI")
+	a.op("DECQ CX")
+	a.op("JNZ %s", l("pair"))
+	a.op("VZEROUPPER")
+	a.op("RET")
+	a.raw("")
+}
+
+// q6kUnpack512 is q6kUnpack for two groups: Z29 = the 6-bit quants of
+// load k of type t of half n. Clobbers Z30.
+func q6kUnpack512(a *asm, n, t, k int) {
+	ql := 512*n + 32*k
+	if t == 1 || t == 3 {
+		ql += 256
+	}
+	pairLoad(a, ql, 29)
+	if t >= 2 {
+		a.op("VPSRLW $4, Z29, Z29")
+	}
+	a.op("VPANDD Z9, Z29, Z29")
+	pairLoad(a, 1024+256*n+32*k, 30)
+	a.op("VPANDD %s, Z30, Z30", z(18+t))
+	switch t {
+	case 0:
+		a.op("VPSLLW $4, Z30, Z30")
+	case 1:
+		a.op("VPSLLW $2, Z30, Z30")
+	case 3:
+		a.op("VPSRLW $2, Z30, Z30")
+	}
+	a.op("VPORD Z30, Z29, Z29")
 }
