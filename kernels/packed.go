@@ -197,10 +197,11 @@ func checkShape(w *tensor.Matrix) int {
 	return stride
 }
 
-// Blocking of the packed products for n > 1: groups are taken
-// packTileBytes of weights at a time (they stay in L2 while every
-// activation row of the tile passes over them, four at a time from L1),
-// activation rows actTileBytes at a time.
+// Blocking of the packed products: groups are taken packTileBytes of
+// weights at a time, an even number of them (the AVX-512 kernels take two
+// groups at a time); for n > 1 they stay in L2 while every activation row
+// of the tile passes over them, four at a time from L1, and activation
+// rows are taken actTileBytes at a time.
 var packTileBytes, packActTileBytes = 96 << 10, actTileBytes
 
 type packedTask struct {
@@ -284,7 +285,7 @@ var packedTasks = sync.Pool{New: func() any { return new(packedTask) }}
 // xq (xs bytes each, in the tier's layout).
 func mulPacked(out []float32, p *prepared, xq []byte, xs, n int) {
 	t := packedTasks.Get().(*packedTask)
-	*t = packedTask{p: p, out: out, n: n, x: xq, xs: xs, actTile: 1, gTile: max(1, packTileBytes/p.gstride)}
+	*t = packedTask{p: p, out: out, n: n, x: xq, xs: xs, actTile: 1, gTile: max(2, packTileBytes/p.gstride&^1)}
 	grain := 4
 	if n > 1 {
 		t.actTile = max(8, packActTileBytes/max(xs, 1)/8*8)
