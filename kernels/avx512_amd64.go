@@ -20,6 +20,10 @@ func avx512Kernels() map[tensor.Type]*matKernel {
 	m := maps.Clone(avx2Kernels())
 	m[tensor.Q4_K] = withPacked(m[tensor.Q4_K], pairedPacked(m[tensor.Q4_K].packed, 8*144, 308, q4kPackVecAVX512, q4kPackVec4AVX512))
 	m[tensor.Q6_K] = withPacked(m[tensor.Q6_K], pairedPacked(m[tensor.Q6_K].packed, 8*210, 308, q6kPackVecAVX512, q6kPackVec4AVX512))
+	m[tensor.Q4_0] = withPacked(m[tensor.Q4_0], pairedPacked(m[tensor.Q4_0].packed, 8*18, 72, q4_0PackVecAVX512, q4_0PackVec4AVX512))
+	m[tensor.Q8_0] = withPacked(m[tensor.Q8_0], pairedPacked(m[tensor.Q8_0].packed, 8*34, 72, q8_0PackVecAVX512, q8_0PackVec4AVX512))
+	// W4A8/W8A8 run packed as Q4_0/Q8_0 (packlayout.go).
+	m[tensor.W4A8], m[tensor.W8A8] = q8aWeightKernels(quantQ8aFast, m[tensor.Q4_0].packed, m[tensor.Q8_0].packed)
 	return m
 }
 
@@ -69,3 +73,15 @@ func q6kPackVecAVX512(out []float32, w []byte, groups, blocks int, x []byte)
 
 //go:noescape
 func q6kPackVec4AVX512(out []float32, ostride int, w []byte, groups, blocks int, x []byte, xstride int)
+
+//go:noescape
+func q4_0PackVecAVX512(out []float32, w []byte, groups, blocks int, x []byte)
+
+//go:noescape
+func q4_0PackVec4AVX512(out []float32, ostride int, w []byte, groups, blocks int, x []byte, xstride int)
+
+//go:noescape
+func q8_0PackVecAVX512(out []float32, w []byte, groups, blocks int, x []byte)
+
+//go:noescape
+func q8_0PackVec4AVX512(out []float32, ostride int, w []byte, groups, blocks int, x []byte, xstride int)

@@ -32,6 +32,7 @@ func zConstants(a *asm) {
 	a.data64("zk0f", splat(0x0f))
 	a.data64("zk3f", splat(0x3f))
 	a.data64("zkc0", splat(0xc0))
+	a.data64("zk80", splat(0x80))
 	a.data64("zk03", splat(0x03))
 	a.data64("zk0c", splat(0x0c))
 	a.data64("zk30", splat(0x30))
@@ -257,6 +258,10 @@ func avx512File() *asm {
 	q4k512(k, 4)
 	q6k512(k, 1)
 	q6k512(k, 4)
+	for _, four := range []bool{true, false} {
+		q8z(k, four, 1)
+		q8z(k, four, 4)
+	}
 	return k
 }
 
@@ -409,4 +414,112 @@ func q6kUnpack512(a *asm, n, t, k int) {
 		a.op("VPSRLW $2, Z30, Z30")
 	}
 	a.op("VPORD Z30, Z29, Z29")
+}
+
+// Q4_0 and Q8_0 on 16 rows (two groups), A activation rows (1 or 4), q8a
+// activations (quants at x, d at x+64nb, -8*sum at x+68nb). Q4_0: the
+// nibbles enter VPDPBUSD unsigned and the offset 8 is the -8*sum term, as
+// in q8. Q8_0: the signed weights enter as w+128 (XOR 0x80) and 128*sum
+// (16 times the -8*sum term) is taken off. Registers: Z9 0x0f or 0x80
+// bytes, Z29/Z30 weights, Z0+a/Z24+a the two sums of row a, Z12+a the
+// float sums, Z8 the weights' d, Z28 scratch.
+func q8z(a *asm, four bool, A int) {
+	typ, gb := "q8_0", 272
+	if four {
+		typ, gb = "q4_0", 144
+	}
+	name := typ + "PackVecAVX512"
+	args := "$0-88"
+	if A == 4 {
+		name = typ + "PackVec4AVX512"
+		args = "$0-104"
+	}
+	l := func(s string) string { return fmt.Sprintf("%sz%d%s", typ, A, s) }
+	a.raw("// func %s%s", name, sig(A))
+	a.raw("TEXT ·%s(SB), NOSPLIT, %s", name, args)
+	loadArgs(a, A)
+	a.op("SHRQ $1, CX")
+	a.op("MOVQ blocks+%d(FP), R10", blocksOff(A))
+	a.op("IMUL3Q $%d, R10, R10", gb)
+	if four {
+		a.op("VMOVDQU64 zk0f<>(SB), Z9")
+	} else {
+		a.op("VMOVDQU64 zk80<>(SB), Z9")
+	}
+	a.label(l("pair"))
+	a.op("MOVQ x_base+%d(FP), R12", xOff(A))
+	a.op("MOVQ blocks+%d(FP), DX", blocksOff(A))
+	a.op("IMUL3Q $64, DX, R13")
+	a.op("ADDQ R12, R13")
+	a.op("IMUL3Q $68, DX, AX")
+	a.op("ADDQ R12, AX")
+	for i := 0; i < A; i++ {
+		a.op("VPXORD %s, %s, %s", z(12+i), z(12+i), z(12+i))
+	}
+	a.label(l("block"))
+	if A == 1 {
+		for p := 0; p < gb; p += 64 {
+			a.op("PREFETCHT0 %d(SI)", 8*gb+p)
+			a.op("PREFETCHT0 %d(SI)(R10*1)", 8*gb+p)
+		}
+	}
+	for r := 0; r < A; r++ {
+		a.op("VPXORD %s, %s, %s", z(r), z(r), z(r))
+		a.op("VPXORD %s, %s, %s", z(24+r), z(24+r), z(24+r))
+	}
+	if four {
+		for k := 0; k < 4; k++ {
+			pairLoad(a, 32*k, 29)
+			a.op("VPSRLW $4, Z29, Z30")
+			a.op("VPANDD Z9, Z29, Z29")
+			a.op("VPANDD Z9, Z30, Z30")
+			for r := 0; r < A; r++ {
+				a.op("VPDPBUSD.BCST %s, Z29, %s", act(4*k, "R12", r), z(r))
+				a.op("VPDPBUSD.BCST %s, Z30, %s", act(16+4*k, "R12", r), z(24+r))
+			}
+		}
+	} else {
+		for k := 0; k < 8; k++ {
+			pairLoad(a, 32*k, 29)
+			a.op("VPXORD Z9, Z29, Z29")
+			for r := 0; r < A; r++ {
+				a.op("VPDPBUSD.BCST %s, Z29, %s", act(4*k, "R12", r), z(24*(k%2)+r))
+			}
+		}
+	}
+	for r := 0; r < A; r++ {
+		a.op("VPADDD %s, %s, %s", z(24+r), z(r), z(r))
+		a.op("VPBROADCASTD %s, Z28", act(0, "AX", r))
+		if !four {
+			a.op("VPSLLD $4, Z28, Z28")
+		}
+		a.op("VPADDD Z28, %s, %s", z(r), z(r))
+	}
+	pairLoad16(a, gb-16, 8)
+	a.op("VCVTPH2PS Y8, Z8")
+	for r := 0; r < A; r++ {
+		a.op("VCVTDQ2PS %s, %s", z(r), z(r))
+		a.op("VBROADCASTSS %s, Z28", act(0, "R13", r))
+		a.op("VMULPS Z28, Z8, Z28")
+		a.op("VFMADD231PS %s, Z28, %s", z(r), z(12+r))
+	}
+	a.op("ADDQ $%d, SI", gb)
+	a.op("ADDQ $32, R12")
+	a.op("ADDQ $4, R13")
+	a.op("ADDQ $4, AX")
+	a.op("DECQ DX")
+	a.op("JNZ %s", l("block"))
+	a.op("VMOVUPS Z12, (DI)")
+	if A == 4 {
+		a.op("VMOVUPS Z13, (DI)(R8*1)")
+		a.op("VMOVUPS Z14, (DI)(R8*2)")
+		a.op("VMOVUPS Z15, (DI)(R9*1)")
+	}
+	a.op("ADDQ $64, DI")
+	a.op("ADDQ R10, SI")
+	a.op("DECQ CX")
+	a.op("JNZ %s", l("pair"))
+	a.op("VZEROUPPER")
+	a.op("RET")
+	a.raw("")
 }
