@@ -21,7 +21,7 @@ func avx512Kernels() map[tensor.Type]*matKernel {
 	m[tensor.Q4_K] = withPacked(m[tensor.Q4_K], pairedPacked(m[tensor.Q4_K].packed, 8*144, 308, q4kPackVecAVX512, q4kPackVec4AVX512))
 	m[tensor.Q6_K] = withPacked(m[tensor.Q6_K], pairedPacked(m[tensor.Q6_K].packed, 8*210, 308, q6kPackVecAVX512, q6kPackVec4AVX512))
 	m[tensor.Q4_0] = withPacked(m[tensor.Q4_0], pairedPacked(m[tensor.Q4_0].packed, 8*18, 72, q4_0PackVecAVX512, q4_0PackVec4AVX512))
-	m[tensor.Q8_0] = withPacked(m[tensor.Q8_0], pairedPacked(m[tensor.Q8_0].packed, 8*34, 72, q8_0PackVecAVX512, q8_0PackVec4AVX512))
+	m[tensor.Q8_0] = withPacked(m[tensor.Q8_0], pairedPacked(m[tensor.Q8_0].packed, 8*34, 72, nil, q8_0PackVec4AVX512))
 	// W4A8/W8A8 run packed as Q4_0/Q8_0 (packlayout.go).
 	m[tensor.W4A8], m[tensor.W8A8] = q8aWeightKernels(quantQ8aFast, m[tensor.Q4_0].packed, m[tensor.Q8_0].packed)
 	return m
@@ -35,10 +35,18 @@ func withPacked(k *matKernel, p *packedKernel) *matKernel {
 }
 
 // pairedPacked wraps AVX-512 packed kernels that take groups two at a
-// time (gb bytes per group block, xb activation bytes per block): an odd last group runs base's kernel,
-// which gives the same bits. base's eight-row kernel and pack are kept.
+// time (gb bytes per group block, xb activation bytes per block): an odd
+// last group runs base's kernel, which gives the same bits. base's pack
+// is kept, and its one-row kernel where f1 is nil (Q8_0: the AVX2 decode
+// kernel measured faster, BenchmarkPackedCompute); its eight-row kernel
+// is dropped (Q6_K: four rows of the AVX-512 kernel measured 1.5x its
+// speed).
 func pairedPacked(base *packedKernel, gb, xb int, f1 packVecAsm, f4 packVec4Asm) *packedKernel {
 	k := *base
+	k.vec8 = nil
+	if f1 == nil {
+		f1 = func(out []float32, w []byte, groups, blocks int, x []byte) { base.vec1(out, w, groups, blocks, x) }
+	}
 	k.vec1 = func(out []float32, w []byte, groups, blocks int, x []byte) {
 		g := groups &^ 1
 		if g > 0 {
