@@ -50,7 +50,7 @@ var kernelSets [numTiers]map[tensor.Type]*matKernel
 // optIn[t]: tier t runs only when EnvKernels names it (supported but not
 // picked at start-up): i8mm until its kernels are timed on a CPU that has
 // them (they give the same bits as dotprod's).
-var optIn = [numTiers]bool{tierI8MM: true, tierAVX512: true}
+var optIn = [numTiers]bool{tierI8MM: true}
 
 var current atomic.Uint32 // the tier in use
 
@@ -98,7 +98,8 @@ func parseTier(s string) (tier, bool) {
 	return 0, false
 }
 
-// Tier returns the name of the kernel tier in use ("generic", "avx2").
+// Tier returns the name of the kernel tier in use ("generic", "avx2",
+// "avx512", "neon", ...).
 func Tier() string { return tier(current.Load()).String() }
 
 // setTier switches the tier (tests); it returns the previous one.
