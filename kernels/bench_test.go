@@ -527,3 +527,40 @@ func BenchmarkPrefillGap(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkPackedCompute is BenchmarkKernelCompute for prepared (packed)
+// matrices, one activation row (decode) and a batch of 16 (prefill), in
+// weight bytes per second of thread CPU time per activation row.
+func BenchmarkPackedCompute(b *testing.B) {
+	defer kernels.SetThreads(0)
+	const cols = 2048
+	rng := newRNG(18)
+	for _, typ := range decodeTypes {
+		stride, _ := tensor.RowBytes(typ, cols)
+		rows := (192 << 10) / stride / 16 * 16
+		w := randomMatrix(rng, typ, rows, cols)
+		for _, n := range []int{1, 16} {
+			x := randomVec(rng, n*cols)
+			out := make([]float32, n*rows)
+			for _, tierName := range kernels.Tiers() {
+				if !slices.Contains(kernels.PackedTypes(tierName), typ) {
+					continue
+				}
+				b.Run(fmt.Sprintf("%s/n=%d/%s", typ, n, tierName), func(b *testing.B) {
+					defer kernels.UseTier(tierName)()
+					kernels.Prepare(w)
+					defer kernels.Release(w)
+					kernels.SetThreads(1)
+					runtime.LockOSThread()
+					defer runtime.UnlockOSThread()
+					c0 := threadCPU()
+					for b.Loop() {
+						kernels.MatMul(out, w, x, n)
+					}
+					cpu := (threadCPU() - c0).Seconds()
+					b.ReportMetric(float64(len(w.Data))*float64(n)*float64(b.N)/cpu/1e9, "cpu-GB/s")
+				})
+			}
+		}
+	}
+}

@@ -14,14 +14,26 @@ import (
 func archInit() {
 	supported[tierNEON] = true
 	kernelSets[tierNEON] = neonKernels(false, false)
+	vecSets[tierNEON] = neonVecKernels()
 	if cpu.ARM64.HasASIMDDP {
 		supported[tierDotprod] = true
 		kernelSets[tierDotprod] = neonKernels(true, false)
+		vecSets[tierDotprod] = vecSets[tierNEON]
 		if cpu.ARM64.HasI8MM {
 			supported[tierI8MM] = true
 			kernelSets[tierI8MM] = neonKernels(true, true)
+			vecSets[tierI8MM] = vecSets[tierNEON]
 		}
 	}
+}
+
+// neonVecKernels is the NEON tiers' table of vector operations: the
+// attention kernels in NEON, the activations in Go (f32ToF16 too: it runs
+// once per cached key/value, not per read).
+func neonVecKernels() *vecKernels {
+	v := genericVecKernels()
+	v.vecDot, v.vecAxpy, v.dotRows, v.axpyRows = vecDotNEON, vecAxpyNEON, dotRowsNEON, axpyRowsNEON
+	return simdVecKernels(v)
 }
 
 // spinPause is the YIELD instruction: a spin-wait hint.

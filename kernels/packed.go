@@ -20,8 +20,9 @@ import (
 // that row; they differ from the row-major kernels of the same tier (used
 // for matrices that were not prepared) only by float rounding, within the
 // same bounds against the generic reference. Packed kernels exist for
-// Q4_0, Q8_0, Q4_K and Q6_K weights in the AVX2 tier, which also run W4A8
-// and W8A8 packed as Q4_0 and Q8_0 (packlayout.go) (for F16 and BF16
+// Q4_0, Q8_0, Q4_K and Q6_K weights in the AVX2 tier (and the AVX-512
+// tier, same layout, same bits), which also run W4A8 and W8A8 packed as
+// Q4_0 and Q8_0 (packlayout.go) (for F16 and BF16
 // the row-major kernels, 3 weight rows by 4 activation rows, were faster
 // than a packed form). The arm64 tiers pack only W4A8 and W8A8, into
 // row-major Q4_0 and Q8_0 rows their row-major kernels read
@@ -197,10 +198,11 @@ func checkShape(w *tensor.Matrix) int {
 	return stride
 }
 
-// Blocking of the packed products for n > 1: groups are taken
-// packTileBytes of weights at a time (they stay in L2 while every
-// activation row of the tile passes over them, four at a time from L1),
-// activation rows actTileBytes at a time.
+// Blocking of the packed products: groups are taken packTileBytes of
+// weights at a time, an even number of them (the AVX-512 kernels take two
+// groups at a time); for n > 1 they stay in L2 while every activation row
+// of the tile passes over them, four at a time from L1, and activation
+// rows are taken actTileBytes at a time.
 var packTileBytes, packActTileBytes = 96 << 10, actTileBytes
 
 type packedTask struct {
@@ -284,7 +286,7 @@ var packedTasks = sync.Pool{New: func() any { return new(packedTask) }}
 // xq (xs bytes each, in the tier's layout).
 func mulPacked(out []float32, p *prepared, xq []byte, xs, n int) {
 	t := packedTasks.Get().(*packedTask)
-	*t = packedTask{p: p, out: out, n: n, x: xq, xs: xs, actTile: 1, gTile: max(1, packTileBytes/p.gstride)}
+	*t = packedTask{p: p, out: out, n: n, x: xq, xs: xs, actTile: 1, gTile: max(2, packTileBytes/p.gstride&^1)}
 	grain := 4
 	if n > 1 {
 		t.actTile = max(8, packActTileBytes/max(xs, 1)/8*8)

@@ -15,21 +15,33 @@ func packedAVX2(gb, xb int, f1 packVecAsm, f4 packVec4Asm) *packedKernel {
 			if groups <= 0 {
 				return
 			}
-			if blocks <= 0 || len(w) < groups*blocks*gb || len(out) < packRows*groups || len(x) < blocks*xb {
-				panic(fmt.Sprintf("kernels: bad packed kernel arguments: %d groups of %d blocks, %d weight bytes, %d outputs, %d activation bytes", groups, blocks, len(w), len(out), len(x)))
-			}
+			checkPacked1(out, w, groups, blocks, gb, xb, x)
 			f1(out, w, groups, blocks, x)
 		},
 		vec4: func(out []float32, ostride int, w []byte, groups, blocks int, x []byte, xstride int) {
 			if groups <= 0 {
 				return
 			}
-			if blocks <= 0 || len(w) < groups*blocks*gb || ostride < packRows*groups || len(out) < 3*ostride+packRows*groups ||
-				xstride < blocks*xb || len(x) < 3*xstride+blocks*xb {
-				panic(fmt.Sprintf("kernels: bad packed kernel arguments: %d groups of %d blocks, %d weight bytes, %d outputs (stride %d), %d activation bytes (stride %d)", groups, blocks, len(w), len(out), ostride, len(x), xstride))
-			}
+			checkPacked4(out, ostride, w, groups, blocks, gb, xb, x, xstride)
 			f4(out, ostride, w, groups, blocks, x, xstride)
 		},
+	}
+}
+
+// checkPacked1 panics unless a one-row packed kernel may read groups
+// groups of blocks blocks (gb bytes each) of w, blocks blocks (xb bytes
+// each) of x, and write 8*groups outputs.
+func checkPacked1(out []float32, w []byte, groups, blocks, gb, xb int, x []byte) {
+	if blocks <= 0 || len(w) < groups*blocks*gb || len(out) < packRows*groups || len(x) < blocks*xb {
+		panic(fmt.Sprintf("kernels: bad packed kernel arguments: %d groups of %d blocks, %d weight bytes, %d outputs, %d activation bytes", groups, blocks, len(w), len(out), len(x)))
+	}
+}
+
+// checkPacked4 is checkPacked1 for the four-row kernels.
+func checkPacked4(out []float32, ostride int, w []byte, groups, blocks, gb, xb int, x []byte, xstride int) {
+	if blocks <= 0 || len(w) < groups*blocks*gb || ostride < packRows*groups || len(out) < 3*ostride+packRows*groups ||
+		xstride < blocks*xb || len(x) < 3*xstride+blocks*xb {
+		panic(fmt.Sprintf("kernels: bad packed kernel arguments: %d groups of %d blocks, %d weight bytes, %d outputs (stride %d), %d activation bytes (stride %d)", groups, blocks, len(w), len(out), ostride, len(x), xstride))
 	}
 }
 

@@ -1,5 +1,10 @@
 package kernels
 
+// The amd64 assembly of the packed kernels and the row operations is
+// written by kernels/_gen (TestGeneratedAssembly checks it is current).
+//
+//go:generate go run ./_gen -out .
+
 import (
 	"fmt"
 	"os"
@@ -21,10 +26,11 @@ const (
 	tierNEON    // arm64 Advanced SIMD
 	tierDotprod // arm64 NEON with SDOT (FEAT_DotProd)
 	tierI8MM    // dotprod plus SMMLA 4-row kernels (FEAT_I8MM)
+	tierAVX512  // AVX2 plus AVX-512F/BW/VL and AVX-512 VNNI kernels
 	numTiers
 )
 
-var tierNames = [numTiers]string{"generic", "avx2", "neon", "dotprod", "i8mm"}
+var tierNames = [numTiers]string{"generic", "avx2", "neon", "dotprod", "i8mm", "avx512"}
 
 func (t tier) String() string {
 	if t < numTiers {
@@ -49,14 +55,20 @@ var optIn = [numTiers]bool{tierI8MM: true}
 var current atomic.Uint32 // the tier in use
 
 // EnvKernels is the environment variable that pins the kernel tier
-// ("generic", "avx2", "neon", "dotprod", "i8mm"); it is read once, at start-up. Naming a tier the
+// ("generic", "avx2", "avx512", "neon", "dotprod", "i8mm"); it is read once, at start-up. Naming a tier the
 // CPU cannot run panics, so a bisection never silently tests another.
 const EnvKernels = "SISKIN_KERNELS"
 
 func init() {
 	supported[tierGeneric] = true
 	kernelSets[tierGeneric] = genericKernels()
+	vecSets[tierGeneric] = genericVecKernels()
 	archInit()
+	for t := range vecSets {
+		if vecSets[t] == nil {
+			vecSets[t] = vecSets[tierGeneric]
+		}
+	}
 	best := tierGeneric
 	for t := numTiers - 1; t > tierGeneric; t-- {
 		if supported[t] && !optIn[t] {
@@ -86,7 +98,8 @@ func parseTier(s string) (tier, bool) {
 	return 0, false
 }
 
-// Tier returns the name of the kernel tier in use ("generic", "avx2").
+// Tier returns the name of the kernel tier in use ("generic", "avx2",
+// "avx512", "neon", ...).
 func Tier() string { return tier(current.Load()).String() }
 
 // setTier switches the tier (tests); it returns the previous one.

@@ -11,10 +11,6 @@ package kernels
 // hold within the tier (and the NEON bits equal the AVX2 ones). An axpy
 // is one fused multiply-add per element, in any blocking.
 
-// useVecNEON follows the tier in use, so pinning the generic tier
-// (SISKIN_KERNELS=generic, or tests) turns these off too.
-func useVecNEON() bool { return tier(current.Load()) >= tierNEON }
-
 //go:noescape
 func vecDotNEON(a, b []float32) float32
 
@@ -31,26 +27,8 @@ func dot4KeysNEON(out, q, k []float32, stride int, scale float32)
 //go:noescape
 func axpyRowsNEON(y, p, v []float32, stride int)
 
-func vecDot(a, b []float32) float32 {
-	if useVecNEON() {
-		return vecDotNEON(a, b)
-	}
-	return vecDotGo(a, b)
-}
-
-func vecAxpy(y, x []float32, s float32) {
-	if useVecNEON() {
-		vecAxpyNEON(y, x, s)
-		return
-	}
-	vecAxpyGo(y, x, s)
-}
-
-func dotRows(out, q, k []float32, stride int, scale float32) {
-	if !useVecNEON() {
-		dotRowsGo(out, q, k, stride, scale)
-		return
-	}
+// dotRowsNEON takes four keys at a time when it can.
+func dotRowsNEON(out, q, k []float32, stride int, scale float32) {
 	w, i := len(q), 0
 	if w > 0 && w%8 == 0 && len(out) >= 4 {
 		i = len(out) &^ 3
@@ -59,12 +37,4 @@ func dotRows(out, q, k []float32, stride int, scale float32) {
 	for ; i < len(out); i++ {
 		out[i] = vecDotNEON(q, k[i*stride:i*stride+w]) * scale
 	}
-}
-
-func axpyRows(y, p, v []float32, stride int) {
-	if useVecNEON() {
-		axpyRowsNEON(y, p, v, stride)
-		return
-	}
-	axpyRowsGo(y, p, v, stride)
 }

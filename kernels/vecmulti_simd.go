@@ -3,7 +3,8 @@
 package kernels
 
 // The attention kernels' SIMD tiers (AVX2 in vecmulti{,16}_amd64.s, NEON
-// in vecmulti{,16}_arm64.s) share this dispatch: the assembly has the
+// in vecmulti{,16}_arm64.s) share these wrappers (the entries of their
+// vector tables, simdVecKernels): the assembly has the
 // same names and arguments on both, and differs only in how many floats
 // of a row one step of dot4Rows takes (dotLanes, per architecture).
 
@@ -34,13 +35,13 @@ func axpy4RowsF16(y []float32, ystride int, p []float32, pstride, n int, v []uin
 //go:noescape
 func f16ToF32SIMD(dst []float32, src []uint16)
 
-// dotRowsMulti runs four queries at a time through dot4Rows (pairs of
+// dotRowsMultiSIMD runs four queries at a time through dot4Rows (pairs of
 // keys; an odd last key and the last m%4 queries through dotRows), when
 // width is a multiple of dotLanes so that the single-row dot has no
 // scalar tail either.
-func dotRowsMulti(out []float32, ostride int, q []float32, qstride, m, width int, k []float32, kstride, n int, scale float32, next []float32) {
+func dotRowsMultiSIMD(out []float32, ostride int, q []float32, qstride, m, width int, k []float32, kstride, n int, scale float32, next []float32) {
 	j := 0
-	if useVecSIMD() && width%dotLanes == 0 && width > 0 {
+	if width%dotLanes == 0 && width > 0 {
 		for ; j+4 <= m; j += 4 {
 			if n >= 2 {
 				dot4Rows(out[j*ostride:], ostride, q[j*qstride:], qstride, k, kstride, n/2, width/dotLanes, scale, next)
@@ -57,11 +58,11 @@ func dotRowsMulti(out []float32, ostride int, q []float32, qstride, m, width int
 	}
 }
 
-// axpyRowsMulti runs four rows at a time through axpy4Rows (16 floats at
+// axpyRowsMultiSIMD runs four rows at a time through axpy4Rows (16 floats at
 // a time; the last width%16 and the last m%4 rows through axpyRows).
-func axpyRowsMulti(y []float32, ystride, m, width int, p []float32, pstride, n int, v []float32, vstride int, next []float32) {
+func axpyRowsMultiSIMD(y []float32, ystride, m, width int, p []float32, pstride, n int, v []float32, vstride int, next []float32) {
 	j := 0
-	if useVecSIMD() {
+	{
 		c := width / 16
 		for ; j+4 <= m; j += 4 {
 			if c > 0 {
@@ -79,24 +80,22 @@ func axpyRowsMulti(y []float32, ystride, m, width int, p []float32, pstride, n i
 	}
 }
 
-// f16ToF32 widens 8 values at a time in assembly, Go the rest.
-func f16ToF32(dst []float32, src []uint16) {
-	i := 0
-	if useVecSIMD() {
-		if i = len(src) &^ 7; i > 0 {
-			f16ToF32SIMD(dst[:i], src[:i])
-		}
+// f16ToF32Rows widens 8 values at a time in assembly, Go the rest.
+func f16ToF32Rows(dst []float32, src []uint16) {
+	i := len(src) &^ 7
+	if i > 0 {
+		f16ToF32SIMD(dst[:i], src[:i])
 	}
 	f16ToF32Go(dst[i:], src[i:])
 }
 
-// dotRowsMultiF16 runs four queries and two keys at a time through
+// dotRowsMultiF16SIMD runs four queries and two keys at a time through
 // dot4RowsF16 when width is a multiple of dotLanes (as dotRowsMulti
 // does); an odd last key and the last m%4 queries take the float32
 // kernels on widened rows, which give the same bits.
-func dotRowsMultiF16(out []float32, ostride int, q []float32, qstride, m, width int, k []uint16, kstride, n int, scale float32, next []uint16) {
+func dotRowsMultiF16SIMD(out []float32, ostride int, q []float32, qstride, m, width int, k []uint16, kstride, n int, scale float32, next []uint16) {
 	j := 0
-	if useVecSIMD() && width%dotLanes == 0 && width > 0 && n >= 2 {
+	if width%dotLanes == 0 && width > 0 && n >= 2 {
 		for ; j+4 <= m; j += 4 {
 			dot4RowsF16(out[j*ostride:], ostride, q[j*qstride:], qstride, k, kstride, n/2, width/dotLanes, scale, next)
 		}
@@ -114,12 +113,12 @@ func dotRowsMultiF16(out []float32, ostride int, q []float32, qstride, m, width 
 	widenPool.Put(b)
 }
 
-// axpyRowsMultiF16 runs four rows at a time through axpy4RowsF16 (16
+// axpyRowsMultiF16SIMD runs four rows at a time through axpy4RowsF16 (16
 // columns at a time); the last width%16 columns and the last m%4 rows
 // take the float32 kernels on widened values, which give the same bits.
-func axpyRowsMultiF16(y []float32, ystride, m, width int, p []float32, pstride, n int, v []uint16, vstride int, next []uint16) {
+func axpyRowsMultiF16SIMD(y []float32, ystride, m, width int, p []float32, pstride, n int, v []uint16, vstride int, next []uint16) {
 	j := 0
-	if useVecSIMD() && width >= 16 {
+	if width >= 16 {
 		c := width / 16
 		for ; j+4 <= m; j += 4 {
 			axpy4RowsF16(y[j*ystride:], ystride, p[j*pstride:], pstride, n, v, vstride, c, next)
@@ -136,4 +135,13 @@ func axpyRowsMultiF16(y []float32, ystride, m, width int, p []float32, pstride, 
 	b := widenRows(v, vstride, n, 0, width)
 	axpyRowsMulti(y[j*ystride:], ystride, m-j, width, p[j*pstride:], pstride, n, *b, width, *b)
 	widenPool.Put(b)
+}
+
+// simdVecKernels sets the attention entries of v that both architectures'
+// SIMD tiers share.
+func simdVecKernels(v *vecKernels) *vecKernels {
+	v.dotRowsMulti, v.axpyRowsMulti = dotRowsMultiSIMD, axpyRowsMultiSIMD
+	v.dotRowsMultiF16, v.axpyRowsMultiF16 = dotRowsMultiF16SIMD, axpyRowsMultiF16SIMD
+	v.f16ToF32 = f16ToF32Rows
+	return v
 }

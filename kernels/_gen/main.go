@@ -120,6 +120,7 @@ func main() {
 	write("pack8_avx2_amd64.s", q)
 
 	write("ops_avx2_amd64.s", opsFile())
+	write("packk_avx512_amd64.s", avx512File())
 }
 
 // Constants of the K-quant kernels.

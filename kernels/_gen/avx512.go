@@ -1,0 +1,525 @@
+package main
+
+import "fmt"
+
+// The AVX-512 (F/BW/VL + VNNI) packed kernels (packk_avx512_amd64.s).
+// They read the AVX2 tier's packed layout (packlayout.go) two groups of 8
+// rows at a time: a ZMM register holds the same 32 bytes of group g (low
+// half) and of group g+1 (high half, R10 = the group stride further on),
+// so its 16 dword lanes are 16 rows that all take the same 4 activation
+// bytes, which VPDPBUSD reads by embedded broadcast. The integer sums of
+// a block are exact (VPDPBUSD sums u8*s8 products in 32 bits), and the
+// float steps are those of the AVX2 kernels lane for lane, so each result
+// is bit-identical to the AVX2 tier's (a last odd group runs the AVX2
+// kernel).
+
+func z(i int) string { return fmt.Sprintf("Z%d", i) }
+
+// data64 emits a 64-byte constant: the 32-byte v twice.
+func (a *asm) data64(name string, v [32]byte) {
+	for i := 0; i < 64; i += 8 {
+		var q uint64
+		for j := 7; j >= 0; j-- {
+			q = q<<8 | uint64(v[(i+j)%32])
+		}
+		a.raw("DATA %s<>+%d(SB)/8, $0x%016x", name, i, q)
+	}
+	a.raw("GLOBL %s<>(SB), RODATA|NOPTR, $64\n", name)
+}
+
+// zConstants: the K-quant constants for ZMM registers.
+func zConstants(a *asm) {
+	a.data64("zk0f", splat(0x0f))
+	a.data64("zk3f", splat(0x3f))
+	a.data64("zkc0", splat(0xc0))
+	a.data64("zk80", splat(0x80))
+	a.data64("zk03", splat(0x03))
+	a.data64("zk0c", splat(0x0c))
+	a.data64("zk30", splat(0x30))
+	// zkdJ: the scale of sub-block J (of 4) of each row as an int32, from
+	// the decoded scale bytes (row r at bytes 4r..4r+3).
+	for j := 0; j < 4; j++ {
+		a.data64(fmt.Sprintf("zkd%d", j), lanes(func(i int) byte {
+			if i%4 != 0 {
+				return 0x80
+			}
+			return byte(i + j)
+		}))
+	}
+	// zkmpQ: the pairs (m[2Q], m[2Q+1]) of each row as int16 (pkmpQ).
+	for q := 0; q < 2; q++ {
+		a.data64(fmt.Sprintf("zkmp%d", q), lanes(func(i int) byte {
+			if i%2 == 1 {
+				return 0x80
+			}
+			m := i / 2
+			return byte(4*(m/2) + 2*q + m%2)
+		}))
+	}
+}
+
+// pairLoad loads 32 bytes at off of group g and of group g+1 into the two
+// halves of register r.
+func pairLoad(a *asm, off int, r int) {
+	a.op("VMOVDQU64 %d(SI), Y%d", off, r)
+	a.op("VINSERTI64X4 $1, %d(SI)(R10*1), Z%d, Z%d", off, r, r)
+}
+
+// Q4_K on 16 rows, A activation rows (1 or 4). Registers: SI weights
+// (group g's block), R10 the group stride, DI out, CX pairs of groups
+// left, DX blocks left, R12 activation quants, R13 their d, AX their sums
+// of 32, R11/R14 and R8/R9 the activation and output row strides (x1,
+// x3). Z9 = 0x0f bytes; Z16-Z23 the int32 scales of the 8 sub-blocks;
+// Z0+a and Z24+a the sums of even and odd loads of the sub-block in
+// progress (A = 4; A = 1: Z0/Z1 and Z24/Z25 for the low and high
+// nibbles); Z4+a the block's integer sums; Z12+a the float sums. Stack:
+// the four min pair vectors.
+func q4k512(a *asm, A int) {
+	name := "q4kPackVecAVX512"
+	args := "$256-88"
+	if A == 4 {
+		name = "q4kPackVec4AVX512"
+		args = "$256-104"
+	}
+	l := func(s string) string { return fmt.Sprintf("q4kz%d%s", A, s) }
+	a.raw("// func %s%s", name, sig(A))
+	a.raw("TEXT ·%s(SB), NOSPLIT, %s", name, args)
+	loadArgs(a, A)
+	a.op("SHRQ $1, CX")
+	a.op("MOVQ blocks+%d(FP), R10", blocksOff(A))
+	a.op("IMUL3Q $1152, R10, R10")
+	a.op("VMOVDQU64 zk0f<>(SB), Z9")
+	a.label(l("pair"))
+	a.op("MOVQ x_base+%d(FP), R12", xOff(A))
+	a.op("MOVQ blocks+%d(FP), DX", blocksOff(A))
+	a.op("MOVQ DX, R13")
+	a.op("SHLQ $8, R13")
+	a.op("ADDQ R12, R13")
+	a.op("LEAQ (DX)(DX*8), AX")
+	a.op("SHLQ $2, AX")
+	a.op("ADDQ R13, AX")
+	for i := 0; i < A; i++ {
+		a.op("VPXORD %s, %s, %s", z(12+i), z(12+i), z(12+i))
+	}
+	a.label(l("block"))
+	q4kScales512(a)
+	for i := 0; i < A; i++ {
+		a.op("VPXORD %s, %s, %s", z(4+i), z(4+i), z(4+i))
+	}
+	for c := 0; c < 4; c++ {
+		if A == 1 {
+			q4kChunk1(a, c)
+		} else {
+			q4kChunk4(a, c)
+		}
+	}
+	q4kFloat512(a, A)
+	a.op("ADDQ $1152, SI")
+	a.op("ADDQ $256, R12")
+	a.op("ADDQ $4, R13")
+	a.op("ADDQ $16, AX")
+	a.op("DECQ DX")
+	a.op("JNZ %s", l("block"))
+	a.op("VMOVUPS Z12, (DI)")
+	if A == 4 {
+		a.op("VMOVUPS Z13, (DI)(R8*1)")
+		a.op("VMOVUPS Z14, (DI)(R8*2)")
+		a.op("VMOVUPS Z15, (DI)(R9*1)")
+	}
+	a.op("ADDQ $64, DI")
+	a.op("ADDQ R10, SI") // past group g+1
+	a.op("DECQ CX")
+	a.op("JNZ %s", l("pair"))
+	a.op("VZEROUPPER")
+	a.op("RET")
+	a.raw("")
+}
+
+// q4kScales512 decodes the scales (Z16-Z23, int32) and the min pairs
+// (stack, int16 pairs) of the block's 16 rows, as q4k does for 8.
+func q4kScales512(a *asm) {
+	pairLoad(a, 32, 0)
+	pairLoad(a, 64, 1)
+	pairLoad(a, 96, 2)
+	a.op("VPANDD zk3f<>(SB), Z0, Z3")
+	a.op("VPANDD zkc0<>(SB), Z0, Z0")
+	a.op("VPSRLW $2, Z0, Z0")
+	a.op("VPANDD Z9, Z2, Z10")
+	a.op("VPORD Z0, Z10, Z10")
+	for j := 0; j < 8; j++ {
+		src := "Z3"
+		if j >= 4 {
+			src = "Z10"
+		}
+		a.op("VPSHUFB zkd%d<>(SB), %s, %s", j%4, src, z(16+j))
+	}
+	a.op("VPANDD zk3f<>(SB), Z1, Z3")
+	a.op("VPSRLW $4, Z2, Z2")
+	a.op("VPANDD Z9, Z2, Z2")
+	a.op("VPANDD zkc0<>(SB), Z1, Z1")
+	a.op("VPSRLW $2, Z1, Z1")
+	a.op("VPORD Z1, Z2, Z2")
+	for p := 0; p < 4; p++ {
+		src := "Z3"
+		if p >= 2 {
+			src = "Z2"
+		}
+		a.op("VPSHUFB zkmp%d<>(SB), %s, Z0", p%2, src)
+		a.op("VMOVDQU64 Z0, %d(SP)", 64*p)
+	}
+}
+
+// q4kChunk1: chunk c (sub-blocks 2c, 2c+1) of one activation row.
+func q4kChunk1(a *asm, c int) {
+	for _, r := range []int{0, 1, 24, 25} {
+		a.op("VPXORD %s, %s, %s", z(r), z(r), z(r))
+	}
+	for p := 0; p < 256; p += 64 {
+		a.op("PREFETCHT0 %d(SI)", 2048+128+256*c+p)
+		a.op("PREFETCHT0 %d(SI)(R10*1)", 2048+128+256*c+p)
+	}
+	for k := 0; k < 8; k++ {
+		pairLoad(a, 128+256*c+32*k, 29)
+		a.op("VPSRLW $4, Z29, Z30")
+		a.op("VPANDD Z9, Z29, Z29")
+		a.op("VPANDD Z9, Z30, Z30")
+		e := 24 * (k % 2)
+		a.op("VPDPBUSD.BCST %d(R12), Z29, %s", 64*c+4*k, z(e))
+		a.op("VPDPBUSD.BCST %d(R12), Z30, %s", 64*c+32+4*k, z(e+1))
+	}
+	for h := 0; h < 2; h++ {
+		a.op("VPADDD %s, %s, %s", z(24+h), z(h), z(h))
+		a.op("VPMULLD %s, %s, %s", z(16+2*c+h), z(h), z(h))
+		a.op("VPADDD %s, Z4, Z4", z(h))
+	}
+}
+
+// q4kChunk4: chunk c of four activation rows, one sub-block at a time.
+func q4kChunk4(a *asm, c int) {
+	for h := 0; h < 2; h++ {
+		for r := 0; r < 4; r++ {
+			a.op("VPXORD %s, %s, %s", z(r), z(r), z(r))
+			a.op("VPXORD %s, %s, %s", z(24+r), z(24+r), z(24+r))
+		}
+		for k := 0; k < 8; k++ {
+			pairLoad(a, 128+256*c+32*k, 29)
+			if h == 1 {
+				a.op("VPSRLW $4, Z29, Z29")
+			}
+			a.op("VPANDD Z9, Z29, Z29")
+			for r := 0; r < 4; r++ {
+				a.op("VPDPBUSD.BCST %s, Z29, %s", act(64*c+32*h+4*k, "R12", r), z(24*(k%2)+r))
+			}
+		}
+		for r := 0; r < 4; r++ {
+			a.op("VPADDD %s, %s, %s", z(24+r), z(r), z(r))
+			a.op("VPMULLD %s, %s, %s", z(16+2*c+h), z(r), z(r))
+			a.op("VPADDD %s, %s, %s", z(r), z(4+r), z(4+r))
+		}
+	}
+}
+
+// q4kFloat512: the mins (Z0+a = sum of m * sums of 32 activations) and
+// F(a) += (d*yd)*float(I(a)) - (dmin*yd)*float(M(a)), as q4k.
+func q4kFloat512(a *asm, A int) {
+	for p := 0; p < 4; p++ {
+		for r := 0; r < A; r++ {
+			a.op("VPBROADCASTD %s, Z28", act(4*p, "AX", r))
+			if p == 0 {
+				a.op("VPMADDWD %d(SP), Z28, %s", 64*p, z(r))
+			} else {
+				a.op("VPMADDWD %d(SP), Z28, Z28", 64*p)
+				a.op("VPADDD Z28, %s, %s", z(r), z(r))
+			}
+		}
+	}
+	a.op("VMOVDQU (SI), X8")
+	a.op("VINSERTI128 $1, (SI)(R10*1), Y8, Y8")
+	a.op("VCVTPH2PS Y8, Z8")
+	a.op("VMOVDQU 16(SI), X10")
+	a.op("VINSERTI128 $1, 16(SI)(R10*1), Y10, Y10")
+	a.op("VCVTPH2PS Y10, Z10")
+	for r := 0; r < A; r++ {
+		a.op("VBROADCASTSS %s, Z11", act(0, "R13", r))
+		a.op("VMULPS Z11, Z8, Z28")
+		a.op("VCVTDQ2PS %s, %s", z(4+r), z(4+r))
+		a.op("VFMADD231PS %s, Z28, %s", z(4+r), z(12+r))
+		a.op("VMULPS Z11, Z10, Z28")
+		a.op("VCVTDQ2PS %s, %s", z(r), z(r))
+		a.op("VFNMADD231PS %s, Z28, %s", z(r), z(12+r))
+	}
+}
+
+func avx512File() *asm {
+	k := &asm{}
+	k.b.WriteString(header)
+	zConstants(k)
+	q4k512(k, 1)
+	q4k512(k, 4)
+	q6k512(k, 1)
+	q6k512(k, 4)
+	for _, four := range []bool{true, false} {
+		q8z(k, four, 1)
+		q8z(k, four, 4)
+	}
+	return k
+}
+
+// pairLoad16 loads 16 bytes at off of group g and of group g+1 into the
+// two halves of Y register r.
+func pairLoad16(a *asm, off int, r int) {
+	a.op("VMOVDQU %d(SI), X%d", off, r)
+	a.op("VINSERTI128 $1, %d(SI)(R10*1), Y%d, Y%d", off, r, r)
+}
+
+// Q6_K on 16 rows (two groups), A activation rows (1 or 4): the 6-bit
+// quants q enter VPDPBUSD unsigned, sums of 16 (one scale) in 32 bits,
+// times the scale (VPMULLD); the offset -32 is applied once per
+// super-block as in q6k. Registers: Z9 0x0f, Z18-Z21 the masks of the
+// high-bit pairs, Z16/Z17 the int32 scales of the two sub-blocks of the
+// pair in progress, Z29/Z30 an unpacked load, Z0+a/Z24+a the even/odd
+// load sums of row a, Z4+a the block's integer sums, Z12+a the float sums.
+func q6k512(a *asm, A int) {
+	name := "q6kPackVecAVX512"
+	args := "$0-88"
+	if A == 4 {
+		name = "q6kPackVec4AVX512"
+		args = "$0-104"
+	}
+	l := func(s string) string { return fmt.Sprintf("q6kz%d%s", A, s) }
+	a.raw("// func %s%s", name, sig(A))
+	a.raw("TEXT ·%s(SB), NOSPLIT, %s", name, args)
+	loadArgs(a, A)
+	a.op("SHRQ $1, CX")
+	a.op("MOVQ blocks+%d(FP), R10", blocksOff(A))
+	a.op("IMUL3Q $1680, R10, R10")
+	a.op("VMOVDQU64 zk0f<>(SB), Z9")
+	for i, m := range []string{"zk03", "zk0c", "zk30", "zkc0"} {
+		a.op("VMOVDQU64 %s<>(SB), %s", m, z(18+i))
+	}
+	a.label(l("pair"))
+	a.op("MOVQ x_base+%d(FP), R12", xOff(A))
+	a.op("MOVQ blocks+%d(FP), DX", blocksOff(A))
+	a.op("IMUL3Q $256, DX, R13")
+	a.op("ADDQ R12, R13")
+	a.op("IMUL3Q $260, DX, AX")
+	a.op("ADDQ R12, AX")
+	for i := 0; i < A; i++ {
+		a.op("VPXORD %s, %s, %s", z(12+i), z(12+i), z(12+i))
+	}
+	a.label(l("block"))
+	for i := 0; i < A; i++ {
+		a.op("VPXORD %s, %s, %s", z(4+i), z(4+i), z(4+i))
+	}
+	for n := 0; n < 2; n++ {
+		if A == 1 {
+			for p := 0; p < 1680/2; p += 64 {
+				a.op("PREFETCHT0 %d(SI)", 2048+840*n+p)
+				a.op("PREFETCHT0 %d(SI)(R10*1)", 2048+840*n+p)
+			}
+		}
+		for t := 0; t < 4; t++ {
+			p := 4*n + t
+			pairLoad16(a, 1536+16*p, 8)
+			a.op("VPMOVSXBW Y8, Z8")
+			a.op("VPSLLD $16, Z8, Z16")
+			a.op("VPSRAD $16, Z16, Z16")
+			a.op("VPSRAD $16, Z8, Z17")
+			for h := 0; h < 2; h++ {
+				for r := 0; r < A; r++ {
+					a.op("VPXORD %s, %s, %s", z(r), z(r), z(r))
+					a.op("VPXORD %s, %s, %s", z(24+r), z(24+r), z(24+r))
+				}
+				for k := 4 * h; k < 4*h+4; k++ {
+					q6kUnpack512(a, n, t, k)
+					for r := 0; r < A; r++ {
+						a.op("VPDPBUSD.BCST %s, Z29, %s", act(128*n+32*t+4*k, "R12", r), z(24*(k%2)+r))
+					}
+				}
+				for r := 0; r < A; r++ {
+					a.op("VPADDD %s, %s, %s", z(24+r), z(r), z(r))
+					a.op("VPMULLD %s, %s, %s", z(16+h), z(r), z(r))
+					a.op("VPADDD %s, %s, %s", z(r), z(4+r), z(4+r))
+				}
+			}
+		}
+	}
+	// I -= 32 * sum over pairs p of (scale pair) . (activation sums of 16).
+	for p := 0; p < 8; p++ {
+		pairLoad16(a, 1536+16*p, 8)
+		a.op("VPMOVSXBW Y8, Z8")
+		for r := 0; r < A; r++ {
+			a.op("VPBROADCASTD %s, Z28", act(4*p, "AX", r))
+			if p == 0 {
+				a.op("VPMADDWD Z8, Z28, %s", z(r))
+			} else {
+				a.op("VPMADDWD Z8, Z28, Z28")
+				a.op("VPADDD Z28, %s, %s", z(r), z(r))
+			}
+		}
+	}
+	for r := 0; r < A; r++ {
+		a.op("VPSLLD $5, %s, %s", z(r), z(r))
+		a.op("VPSUBD %s, %s, %s", z(r), z(4+r), z(4+r))
+	}
+	pairLoad16(a, 1664, 8)
+	a.op("VCVTPH2PS Y8, Z8")
+	for r := 0; r < A; r++ {
+		a.op("VCVTDQ2PS %s, %s", z(4+r), z(4+r))
+		a.op("VBROADCASTSS %s, Z28", act(0, "R13", r))
+		a.op("VMULPS Z28, Z8, Z28")
+		a.op("VFMADD231PS %s, Z28, %s", z(4+r), z(12+r))
+	}
+	a.op("ADDQ $1680, SI")
+	a.op("ADDQ $256, R12")
+	a.op("ADDQ $4, R13")
+	a.op("ADDQ $32, AX")
+	a.op("DECQ DX")
+	a.op("JNZ %s", l("block"))
+	a.op("VMOVUPS Z12, (DI)")
+	if A == 4 {
+		a.op("VMOVUPS Z13, (DI)(R8*1)")
+		a.op("VMOVUPS Z14, (DI)(R8*2)")
+		a.op("VMOVUPS Z15, (DI)(R9*1)")
+	}
+	a.op("ADDQ $64, DI")
+	a.op("ADDQ R10, SI")
+	a.op("DECQ CX")
+	a.op("JNZ %s", l("pair"))
+	a.op("VZEROUPPER")
+	a.op("RET")
+	a.raw("")
+}
+
+// q6kUnpack512 is q6kUnpack for two groups: Z29 = the 6-bit quants of
+// load k of type t of half n. Clobbers Z30.
+func q6kUnpack512(a *asm, n, t, k int) {
+	ql := 512*n + 32*k
+	if t == 1 || t == 3 {
+		ql += 256
+	}
+	pairLoad(a, ql, 29)
+	if t >= 2 {
+		a.op("VPSRLW $4, Z29, Z29")
+	}
+	a.op("VPANDD Z9, Z29, Z29")
+	pairLoad(a, 1024+256*n+32*k, 30)
+	a.op("VPANDD %s, Z30, Z30", z(18+t))
+	switch t {
+	case 0:
+		a.op("VPSLLW $4, Z30, Z30")
+	case 1:
+		a.op("VPSLLW $2, Z30, Z30")
+	case 3:
+		a.op("VPSRLW $2, Z30, Z30")
+	}
+	a.op("VPORD Z30, Z29, Z29")
+}
+
+// Q4_0 and Q8_0 on 16 rows (two groups), A activation rows (1 or 4), q8a
+// activations (quants at x, d at x+64nb, -8*sum at x+68nb). Q4_0: the
+// nibbles enter VPDPBUSD unsigned and the offset 8 is the -8*sum term, as
+// in q8. Q8_0: the signed weights enter as w+128 (XOR 0x80) and 128*sum
+// (16 times the -8*sum term) is taken off. Registers: Z9 0x0f or 0x80
+// bytes, Z29/Z30 weights, Z0+a/Z24+a the two sums of row a, Z12+a the
+// float sums, Z8 the weights' d, Z28 scratch.
+func q8z(a *asm, four bool, A int) {
+	typ, gb := "q8_0", 272
+	if four {
+		typ, gb = "q4_0", 144
+	}
+	name := typ + "PackVecAVX512"
+	args := "$0-88"
+	if A == 4 {
+		name = typ + "PackVec4AVX512"
+		args = "$0-104"
+	}
+	l := func(s string) string { return fmt.Sprintf("%sz%d%s", typ, A, s) }
+	a.raw("// func %s%s", name, sig(A))
+	a.raw("TEXT ·%s(SB), NOSPLIT, %s", name, args)
+	loadArgs(a, A)
+	a.op("SHRQ $1, CX")
+	a.op("MOVQ blocks+%d(FP), R10", blocksOff(A))
+	a.op("IMUL3Q $%d, R10, R10", gb)
+	if four {
+		a.op("VMOVDQU64 zk0f<>(SB), Z9")
+	} else {
+		a.op("VMOVDQU64 zk80<>(SB), Z9")
+	}
+	a.label(l("pair"))
+	a.op("MOVQ x_base+%d(FP), R12", xOff(A))
+	a.op("MOVQ blocks+%d(FP), DX", blocksOff(A))
+	a.op("IMUL3Q $64, DX, R13")
+	a.op("ADDQ R12, R13")
+	a.op("IMUL3Q $68, DX, AX")
+	a.op("ADDQ R12, AX")
+	for i := 0; i < A; i++ {
+		a.op("VPXORD %s, %s, %s", z(12+i), z(12+i), z(12+i))
+	}
+	a.label(l("block"))
+	if A == 1 {
+		for p := 0; p < gb; p += 64 {
+			a.op("PREFETCHT0 %d(SI)", 8*gb+p)
+			a.op("PREFETCHT0 %d(SI)(R10*1)", 8*gb+p)
+		}
+	}
+	for r := 0; r < A; r++ {
+		a.op("VPXORD %s, %s, %s", z(r), z(r), z(r))
+		a.op("VPXORD %s, %s, %s", z(24+r), z(24+r), z(24+r))
+	}
+	if four {
+		for k := 0; k < 4; k++ {
+			pairLoad(a, 32*k, 29)
+			a.op("VPSRLW $4, Z29, Z30")
+			a.op("VPANDD Z9, Z29, Z29")
+			a.op("VPANDD Z9, Z30, Z30")
+			for r := 0; r < A; r++ {
+				a.op("VPDPBUSD.BCST %s, Z29, %s", act(4*k, "R12", r), z(r))
+				a.op("VPDPBUSD.BCST %s, Z30, %s", act(16+4*k, "R12", r), z(24+r))
+			}
+		}
+	} else {
+		for k := 0; k < 8; k++ {
+			pairLoad(a, 32*k, 29)
+			a.op("VPXORD Z9, Z29, Z29")
+			for r := 0; r < A; r++ {
+				a.op("VPDPBUSD.BCST %s, Z29, %s", act(4*k, "R12", r), z(24*(k%2)+r))
+			}
+		}
+	}
+	for r := 0; r < A; r++ {
+		a.op("VPADDD %s, %s, %s", z(24+r), z(r), z(r))
+		a.op("VPBROADCASTD %s, Z28", act(0, "AX", r))
+		if !four {
+			a.op("VPSLLD $4, Z28, Z28")
+		}
+		a.op("VPADDD Z28, %s, %s", z(r), z(r))
+	}
+	pairLoad16(a, gb-16, 8)
+	a.op("VCVTPH2PS Y8, Z8")
+	for r := 0; r < A; r++ {
+		a.op("VCVTDQ2PS %s, %s", z(r), z(r))
+		a.op("VBROADCASTSS %s, Z28", act(0, "R13", r))
+		a.op("VMULPS Z28, Z8, Z28")
+		a.op("VFMADD231PS %s, Z28, %s", z(r), z(12+r))
+	}
+	a.op("ADDQ $%d, SI", gb)
+	a.op("ADDQ $32, R12")
+	a.op("ADDQ $4, R13")
+	a.op("ADDQ $4, AX")
+	a.op("DECQ DX")
+	a.op("JNZ %s", l("block"))
+	a.op("VMOVUPS Z12, (DI)")
+	if A == 4 {
+		a.op("VMOVUPS Z13, (DI)(R8*1)")
+		a.op("VMOVUPS Z14, (DI)(R8*2)")
+		a.op("VMOVUPS Z15, (DI)(R9*1)")
+	}
+	a.op("ADDQ $64, DI")
+	a.op("ADDQ R10, SI")
+	a.op("DECQ CX")
+	a.op("JNZ %s", l("pair"))
+	a.op("VZEROUPPER")
+	a.op("RET")
+	a.raw("")
+}

@@ -1,0 +1,60 @@
+package kernels_test
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/siskin-ml/siskin/kernels"
+	"github.com/siskin-ml/siskin/tensor"
+)
+
+// TestAVX512SameBitsAsAVX2: the AVX-512 tier's kernels sum the integers
+// exactly and repeat the AVX2 kernels' float steps row for row, so every
+// product (prepared or not, decode or batch) has the AVX2 tier's bits;
+// TestPackedKernels and TestTierMatMul check it against the generic
+// reference like every tier.
+func TestAVX512SameBitsAsAVX2(t *testing.T) {
+	if !slices.Contains(kernels.Tiers(), "avx512") {
+		t.Skip("this CPU or build has no AVX-512 F/BW/VL + VNNI: the avx512 tier is not tested here")
+	}
+	rng := newRNG(51)
+	types := []tensor.Type{tensor.Q4_0, tensor.Q8_0, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K, tensor.F16, tensor.BF16, tensor.F32, tensor.W4A8, tensor.W8A8}
+	for _, typ := range types {
+		cols := 256
+		if typ.BlockSize() == 32 {
+			cols = 416
+		}
+		if typ == tensor.W4A8 || typ == tensor.W8A8 {
+			cols = 384
+		}
+		for _, rows := range []int{1, 8, 9, 16, 17, 24, 43} {
+			for _, prep := range []bool{false, true} {
+				t.Run(fmt.Sprintf("%s/%dx%d/prepared=%v", typ, rows, cols, prep), func(t *testing.T) {
+					const n = 9
+					x := randomVec(rng, n*cols)
+					w := randomMatrix(rng, typ, rows, cols)
+					run := func(tierName string) []float32 {
+						defer kernels.UseTier(tierName)()
+						if prep {
+							prepareGuarded(t, w)
+							defer kernels.Release(w)
+						}
+						out := make([]float32, n*rows)
+						kernels.MatMul(out, w, x, n)
+						one := make([]float32, rows)
+						kernels.MatVec(one, w, x[:cols])
+						if j := sameBits(one, out[:rows]); j >= 0 {
+							t.Fatalf("%s: MatVec differs from MatMul row 0 at %d", tierName, j)
+						}
+						return out
+					}
+					want, got := run("avx2"), run("avx512")
+					if j := sameBits(got, want); j >= 0 {
+						t.Fatalf("avx512 %v, avx2 %v at %d", got[j], want[j], j)
+					}
+				})
+			}
+		}
+	}
+}
