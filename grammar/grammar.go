@@ -38,9 +38,13 @@ type elem struct {
 // byteSet is a set of bytes.
 type byteSet [4]uint64
 
-func (s *byteSet) add(b byte)           { s[b>>6] |= 1 << (b & 63) }
-func (s *byteSet) has(b byte) bool      { return s[b>>6]>>(b&63)&1 != 0 }
-func (s *byteSet) addRange(lo, hi byte) { for c := int(lo); c <= int(hi); c++ { s.add(byte(c)) } }
+func (s *byteSet) add(b byte)      { s[b>>6] |= 1 << (b & 63) }
+func (s *byteSet) has(b byte) bool { return s[b>>6]>>(b&63)&1 != 0 }
+func (s *byteSet) addRange(lo, hi byte) {
+	for c := int(lo); c <= int(hi); c++ {
+		s.add(byte(c))
+	}
+}
 
 // Grammar is a compiled grammar; safe for concurrent use.
 type Grammar struct {
