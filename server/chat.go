@@ -194,259 +194,341 @@ func forcedPrefix(parser string, tc toolChoice) (string, bool) {
 	return "", false
 }
 
-func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
+// conversation is what a chat prompt is rendered from; every chat-shaped
+// route (chat completions, Responses, Anthropic Messages) turns its
+// request into one.
+type conversation struct {
+	msgs     []chat.Message
+	rawTools []json.RawMessage // as the template takes them: OpenAI's function tools
+	tools    []toolcall.Tool
+	tc       toolChoice
+	kwargs   map[string]any
+	addGen   bool
+	single   bool // parallel_tool_calls false: at most one call per choice
+}
+
+// turn is a rendered conversation: the prompt's ids and how to parse
+// what the model answers.
+type turn struct {
+	prompt     string
+	forced     string // text the prompt ends with to force a tool call
+	ids        []int
+	toolParser string
+	tools      []toolcall.Tool
+	single     bool
+	parsers    []toolcall.Parser // one per choice, set by startTurn
+}
+
+// chatJob is a parsed chat completions request.
+type chatJob struct {
+	req   chatRequest
+	conv  conversation
+	p     sample.Params
+	stops []string
+}
+
+func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) *apiError {
 	start := time.Now()
-	var req chatRequest
-	if err := s.decode(w, r, &req); err != nil {
-		writeError(w, err)
-		return
+	job, err := s.parseChat(w, r)
+	if err != nil {
+		return err
+	}
+	t, err := s.render(job.conv, "messages")
+	if err != nil {
+		return err
+	}
+	g, err := s.startTurn(r, t, &job.req.samplingFields, job.p, job.stops, "messages", start)
+	if err != nil {
+		return err
+	}
+	id := newID("chatcmpl-")
+	s.cfg.Logger.Info("chat", "id", id, "n", g.n, "prompt_tokens", len(t.ids), "tools", len(t.tools), "stream", job.req.Stream)
+	base := chatResponse{ID: id, Created: time.Now().Unix(), Model: s.cfg.ModelName}
+	if job.req.ReturnTokenIDs {
+		base.PromptTokenIDs = t.ids
+	}
+	if job.req.Stream {
+		s.streamChat(w, job, t, g, base)
+		return nil
+	}
+	resp, err := s.collectChat(r, job, t, g, base)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, 200, resp)
+	return nil
+}
+
+// parseChat reads and checks a chat completions request.
+func (s *Server) parseChat(w http.ResponseWriter, r *http.Request) (*chatJob, *apiError) {
+	job := &chatJob{}
+	req := &job.req
+	if err := s.decode(w, r, req); err != nil {
+		return nil, err
 	}
 	if err := s.common(&req.samplingFields); err != nil {
-		writeError(w, err)
-		return
+		return nil, err
 	}
 	if s.tmpl == nil {
-		writeError(w, badRequest("messages", "this model has no chat template; use /v1/completions"))
-		return
+		return nil, badRequest("messages", "this model has no chat template; use /v1/completions")
 	}
-	msgs, merr := parseMessages(req.Messages)
-	if merr != nil {
-		writeError(w, merr)
-		return
+	msgs, err := parseMessages(req.Messages)
+	if err != nil {
+		return nil, err
 	}
-	tools, terr := parseTools(req.Tools)
-	if terr != nil {
-		writeError(w, terr)
-		return
+	conv, err := parseToolFields(req.Tools, req.ToolChoice)
+	if err != nil {
+		return nil, err
 	}
-	tc, terr := parseToolChoice(req.ToolChoice, len(tools) > 0)
-	if terr != nil {
-		writeError(w, terr)
-		return
-	}
-	if tc.mode == "named" {
-		found := false
-		for _, t := range tools {
-			found = found || t.Name == tc.name
-		}
-		if !found {
-			writeError(w, badRequest("tool_choice", "tool_choice names %q, which is not among the tools", tc.name))
-			return
-		}
-	}
-	n := 1
-	if req.N != nil {
-		n = *req.N
-	}
-	p, perr := s.params(&req.samplingFields)
-	if perr != nil {
-		writeError(w, perr)
-		return
+	conv.msgs, conv.kwargs = msgs, req.ChatTemplateKwargs
+	conv.addGen = req.AddGenerationPrompt == nil || *req.AddGenerationPrompt
+	conv.single = req.ParallelToolCalls != nil && !*req.ParallelToolCalls
+	job.conv = conv
+	if job.p, err = s.params(&req.samplingFields); err != nil {
+		return nil, err
 	}
 	if req.TopLogprobs != nil {
 		if *req.TopLogprobs < 0 || *req.TopLogprobs > 20 {
-			writeError(w, badRequest("top_logprobs", "top_logprobs must be between 0 and 20, got %d", *req.TopLogprobs))
-			return
+			return nil, badRequest("top_logprobs", "top_logprobs must be between 0 and 20, got %d", *req.TopLogprobs)
 		}
 		if !req.Logprobs {
-			writeError(w, badRequest("top_logprobs", "top_logprobs needs logprobs: true"))
-			return
+			return nil, badRequest("top_logprobs", "top_logprobs needs logprobs: true")
 		}
-		p.TopLogprobs = *req.TopLogprobs
+		job.p.TopLogprobs = *req.TopLogprobs
 	}
-	p.Logprobs = req.Logprobs
-	stops, serr := parseStop(req.Stop)
-	if serr != nil {
-		writeError(w, serr)
-		return
+	job.p.Logprobs = req.Logprobs
+	if job.stops, err = parseStop(req.Stop); err != nil {
+		return nil, err
 	}
+	return job, nil
+}
 
-	addGen := req.AddGenerationPrompt == nil || *req.AddGenerationPrompt
-	var tmplTools []json.RawMessage
-	if tc.mode != "none" {
-		tmplTools = req.Tools
-	}
-	opts, oerr := s.renderOptions(msgs, tmplTools, addGen, req.ChatTemplateKwargs)
-	if oerr != nil {
-		writeError(w, oerr)
-		return
-	}
-	prompt, err := s.tmpl.Render(opts)
+// parseToolFields checks tools and tool_choice (in OpenAI's chat shape)
+// and returns a conversation holding them.
+func parseToolFields(rawTools []json.RawMessage, rawChoice json.RawMessage) (conversation, *apiError) {
+	tools, err := parseTools(rawTools)
 	if err != nil {
-		writeError(w, badRequest("messages", "chat template: %v", err))
-		return
+		return conversation{}, err
 	}
-	toolParser := s.cfg.ToolParser
-	if tc.mode == "none" {
-		toolParser = ""
+	tc, err := parseToolChoice(rawChoice, len(tools) > 0)
+	if err != nil {
+		return conversation{}, err
 	}
-	forced := ""
-	if tc.mode == "required" || tc.mode == "named" {
-		f, ok := forcedPrefix(toolParser, tc)
-		if !ok {
-			writeError(w, badRequest("tool_choice", "tool_choice %q is not supported for this model's tool format (%q) without constrained decoding", tc.mode, toolParser))
-			return
+	if err := checkNamedTool(tc, tools); err != nil {
+		return conversation{}, err
+	}
+	return conversation{rawTools: rawTools, tools: tools, tc: tc}, nil
+}
+
+// checkNamedTool refuses a tool_choice that names a tool not offered.
+func checkNamedTool(tc toolChoice, tools []toolcall.Tool) *apiError {
+	if tc.mode != "named" {
+		return nil
+	}
+	for _, t := range tools {
+		if t.Name == tc.name {
+			return nil
 		}
-		forced = f
+	}
+	return badRequest("tool_choice", "tool_choice names %q, which is not among the tools", tc.name)
+}
+
+// render renders a conversation through the chat template; field names
+// the request field that holds the messages.
+func (s *Server) render(c conversation, field string) (*turn, *apiError) {
+	var tmplTools []json.RawMessage
+	if c.tc.mode != "none" {
+		tmplTools = c.rawTools
+	}
+	opts, err := s.renderOptions(c.msgs, tmplTools, c.addGen, c.kwargs)
+	if err != nil {
+		return nil, err
+	}
+	prompt, rerr := s.tmpl.Render(opts)
+	if rerr != nil {
+		return nil, badRequest(field, "chat template: %v", rerr)
+	}
+	t := &turn{prompt: prompt, toolParser: s.cfg.ToolParser, tools: c.tools, single: c.single}
+	if c.tc.mode == "none" {
+		t.toolParser = ""
+	}
+	if c.tc.mode == "required" || c.tc.mode == "named" {
+		f, ok := forcedPrefix(t.toolParser, c.tc)
+		if !ok {
+			return nil, badRequest("tool_choice", "tool_choice %q is not supported for this model's tool format (%q) without constrained decoding", c.tc.mode, t.toolParser)
+		}
+		t.forced = f
 		// A generation prompt that opens <think> (Spark, DeepSeek-R1) would
 		// put the forced call inside the reasoning, where the reasoning
 		// parser keeps tool syntax as text: close the reasoning first, as
 		// these templates do for enable_thinking false.
 		if s.cfg.ReasoningParser != "" && toolcall.PromptOpensThink(prompt) {
-			forced = "</think>" + forced
+			t.forced = "</think>" + t.forced
 		}
 	}
-	ids := s.tok.Encode(prompt+forced, tokenizer.EncodeOptions{ParseSpecial: true})
-	maxTok, merr := s.maxTokens(&req.samplingFields, len(ids), "messages")
-	if merr != nil {
-		writeError(w, merr)
-		return
+	t.ids = s.tok.Encode(prompt+t.forced, tokenizer.EncodeOptions{ParseSpecial: true})
+	return t, nil
+}
+
+// startTurn sets up the output parsers of a rendered conversation and
+// submits its choices (n of them, from f) to the engine.
+func (s *Server) startTurn(r *http.Request, t *turn, f *samplingFields, p sample.Params, stops []string, field string, start time.Time) (*gen, *apiError) {
+	n := 1
+	if f.N != nil {
+		n = *f.N
 	}
-	newParser := func() (toolcall.Parser, error) {
-		pr, err := toolcall.New(toolParser, s.cfg.ReasoningParser, tools, toolcall.Options{PromptOpenedThink: toolcall.PromptOpensThink(prompt)})
-		if err == nil && forced != "" {
-			pr.Feed(forced) // the call the prompt opened; nothing is released yet
+	maxTok, err := s.maxTokens(f, len(t.ids), field)
+	if err != nil {
+		return nil, err
+	}
+	t.parsers = make([]toolcall.Parser, n)
+	for i := range t.parsers {
+		pr, perr := toolcall.New(t.toolParser, s.cfg.ReasoningParser, t.tools, toolcall.Options{PromptOpenedThink: toolcall.PromptOpensThink(t.prompt)})
+		if perr != nil {
+			return nil, internalError(perr)
 		}
-		return pr, err
-	}
-	parsers := make([]toolcall.Parser, n)
-	for i := range parsers {
-		if parsers[i], err = newParser(); err != nil {
-			writeError(w, &apiError{Status: 500, Message: err.Error(), Type: "internal_error"})
-			return
+		if t.forced != "" {
+			pr.Feed(t.forced) // the call the prompt opened; nothing is released yet
 		}
+		t.parsers[i] = pr
 	}
-	choices, serr2 := s.submit(r, ids, maxTok, p, &req.samplingFields, stops, 0, n)
-	if serr2 != nil {
-		writeError(w, serr2)
-		return
+	choices, err := s.submit(r, t.ids, maxTok, p, f, stops, 0, n)
+	if err != nil {
+		return nil, err
 	}
-	id := newID("chatcmpl-")
-	created := time.Now().Unix()
-	s.cfg.Logger.Info("chat", "id", id, "n", n, "prompt_tokens", len(ids), "tools", len(tools), "stream", req.Stream)
-	events := pump(choices)
-	tm := newTimer(s.metrics, start)
-	logprobsOf := func(toks []sample.Token) *chatLogprobs {
-		if !req.Logprobs {
+	return newGen(s.metrics, start, choices, len(t.ids), n), nil
+}
+
+// feed parses a choice's delta: content, reasoning and tool calls.
+func (t *turn) feed(cd choiceDelta) toolcall.Result {
+	pr := t.parsers[cd.c.index]
+	res := pr.Feed(cd.d.text)
+	if cd.d.finish != "" {
+		res.Append(pr.Finish())
+	}
+	return res
+}
+
+// finishOf is the finish reason of a choice that made calls tool calls.
+func finishOf(why string, calls int) string {
+	if why == "stop" && calls > 0 {
+		return "tool_calls"
+	}
+	return why
+}
+
+// chatLogprobs is the logprobs object of tokens, nil when not asked for.
+func (s *Server) chatLogprobs(on bool, toks []sample.Token) *chatLogprobs {
+	if !on {
+		return nil
+	}
+	lp := &chatLogprobs{Content: []chatLogprob{}}
+	for _, t := range toks {
+		text := s.tokenText(t.ID)
+		e := chatLogprob{Token: text, Logprob: t.Logprob, Bytes: bytesOf(text), TopLogprobs: []chatTopProb{}}
+		for _, tl := range t.Top {
+			tt := s.tokenText(tl.ID)
+			e.TopLogprobs = append(e.TopLogprobs, chatTopProb{Token: tt, Logprob: tl.Logprob, Bytes: bytesOf(tt)})
+		}
+		lp.Content = append(lp.Content, e)
+	}
+	return lp
+}
+
+// streamChat sends chat.completion.chunk events as the choices generate.
+func (s *Server) streamChat(w http.ResponseWriter, job *chatJob, t *turn, g *gen, base chatResponse) {
+	out := newSSE(w)
+	calls := make([]int, g.n)
+	chunk := func(c chatChoice) error {
+		resp := base
+		resp.Object, resp.Choices = "chat.completion.chunk", []chatChoice{c}
+		return out.send(resp)
+	}
+	for i := 0; i < g.n; i++ {
+		chunk(chatChoice{Index: i, Delta: &chatMessageOut{Role: "assistant", Content: ptr("")}})
+	}
+	ok := g.stream(out.fail, func(cd choiceDelta) error {
+		ch, has := s.chatDelta(job, t, cd, &calls[cd.c.index])
+		if cd.d.finish != "" {
+			g.tm.finish(*ch.FinishReason)
+		} else if !has {
 			return nil
 		}
-		lp := &chatLogprobs{Content: []chatLogprob{}}
-		for _, t := range toks {
-			text := s.tokenText(t.ID)
-			e := chatLogprob{Token: text, Logprob: t.Logprob, Bytes: bytesOf(text), TopLogprobs: []chatTopProb{}}
-			for _, tl := range t.Top {
-				tt := s.tokenText(tl.ID)
-				e.TopLogprobs = append(e.TopLogprobs, chatTopProb{Token: tt, Logprob: tl.Logprob, Bytes: bytesOf(tt)})
-			}
-			lp.Content = append(lp.Content, e)
-		}
-		return lp
-	}
-	finishOf := func(why string, calls int) string {
-		if why == "stop" && calls > 0 {
-			return "tool_calls"
-		}
-		return why
-	}
-	// parallel_tool_calls false: at most one call per choice, the first.
-	single := req.ParallelToolCalls != nil && !*req.ParallelToolCalls
-	base := chatResponse{ID: id, Created: created, Model: s.cfg.ModelName}
-	if req.ReturnTokenIDs {
-		base.PromptTokenIDs = ids
-	}
-
-	if req.Stream {
-		out := newSSE(w)
-		calls := make([]int, n)
-		chunk := func(c chatChoice) error {
-			resp := base
-			resp.Object, resp.Choices = "chat.completion.chunk", []chatChoice{c}
-			return out.send(resp)
-		}
-		for i := 0; i < n; i++ {
-			chunk(chatChoice{Index: i, Delta: &chatMessageOut{Role: "assistant", Content: ptr("")}})
-		}
-		for cd := range events {
-			if cd.d.finish == "abort" {
-				streamAborted(out, cd.c, events, choices)
-				return
-			}
-			tm.token(cd.c, len(cd.d.tokens))
-			i := cd.c.index
-			res := parsers[i].Feed(cd.d.text)
-			if cd.d.finish != "" {
-				res.Append(parsers[i].Finish())
-			}
-			delta := &chatMessageOut{}
-			if res.Content != "" {
-				delta.Content = ptr(res.Content)
-			}
-			if res.Reasoning != "" {
-				delta.ReasoningContent = ptr(res.Reasoning)
-			}
-			for _, call := range res.Calls {
-				if single && calls[i] > 0 {
-					break
-				}
-				var o toolCallOut
-				o.Index, o.ID, o.Type = ptr(calls[i]), call.ID, "function"
-				o.Function.Name, o.Function.Arguments = call.Name, call.Arguments
-				delta.ToolCalls = append(delta.ToolCalls, o)
-				calls[i]++
-			}
-			ch := chatChoice{Index: i, Delta: delta, Logprobs: logprobsOf(cd.d.tokens)}
-			if req.ReturnTokenIDs {
-				for _, t := range cd.d.tokens {
-					ch.TokenIDs = append(ch.TokenIDs, t.ID)
-				}
-			}
-			if cd.d.finish != "" {
-				why := finishOf(cd.d.finish, calls[i])
-				ch.FinishReason, ch.StopReason = finishPtr(why), cd.c.stopReason
-				tm.finish(why)
-			} else if delta.Content == nil && delta.ReasoningContent == nil && len(delta.ToolCalls) == 0 && ch.Logprobs == nil && ch.TokenIDs == nil {
-				continue
-			}
-			if err := chunk(ch); err != nil {
-				drain(events, choices)
-				return
-			}
-		}
-		if req.StreamOptions != nil && req.StreamOptions.IncludeUsage {
-			resp := base
-			resp.Object, resp.Choices, resp.Usage = "chat.completion.chunk", []chatChoice{}, usageOf(choices, len(ids), n)
-			out.send(resp)
-		}
-		tm.end()
-		out.done()
+		return chunk(ch)
+	})
+	if !ok {
 		return
 	}
+	if so := job.req.StreamOptions; so != nil && so.IncludeUsage {
+		resp := base
+		resp.Object, resp.Choices, resp.Usage = "chat.completion.chunk", []chatChoice{}, g.usage()
+		out.send(resp)
+	}
+	out.done()
+}
 
-	results := make([]toolcall.Result, n)
-	for cd := range events {
-		tm.token(cd.c, len(cd.d.tokens))
+// chatDelta is the chunk choice of one delta; calls counts the choice's
+// tool calls so far. It reports whether the chunk carries anything.
+func (s *Server) chatDelta(job *chatJob, t *turn, cd choiceDelta, calls *int) (chatChoice, bool) {
+	res := t.feed(cd)
+	delta := &chatMessageOut{}
+	if res.Content != "" {
+		delta.Content = ptr(res.Content)
+	}
+	if res.Reasoning != "" {
+		delta.ReasoningContent = ptr(res.Reasoning)
+	}
+	for _, call := range res.Calls {
+		if t.single && *calls > 0 {
+			break
+		}
+		var o toolCallOut
+		o.Index, o.ID, o.Type = ptr(*calls), call.ID, "function"
+		o.Function.Name, o.Function.Arguments = call.Name, call.Arguments
+		delta.ToolCalls = append(delta.ToolCalls, o)
+		*calls++
+	}
+	ch := chatChoice{Index: cd.c.index, Delta: delta, Logprobs: s.chatLogprobs(job.req.Logprobs, cd.d.tokens)}
+	if job.req.ReturnTokenIDs {
+		for _, tok := range cd.d.tokens {
+			ch.TokenIDs = append(ch.TokenIDs, tok.ID)
+		}
+	}
+	if cd.d.finish != "" {
+		ch.FinishReason, ch.StopReason = finishPtr(finishOf(cd.d.finish, *calls)), cd.c.stopReason
+	}
+	has := delta.Content != nil || delta.ReasoningContent != nil || len(delta.ToolCalls) > 0 || ch.Logprobs != nil || ch.TokenIDs != nil
+	return ch, has
+}
+
+// collect runs every choice to its end and returns what each said.
+func (t *turn) collect(r *http.Request, g *gen) ([]toolcall.Result, *apiError) {
+	results := make([]toolcall.Result, len(g.choices))
+	err := g.collect(r, func(cd choiceDelta) {
 		i := cd.c.index
-		results[i].Append(parsers[i].Feed(cd.d.text))
+		results[i].Append(t.feed(cd))
 		if cd.d.finish != "" {
-			results[i].Append(parsers[i].Finish())
-			tm.finish(finishOf(cd.d.finish, len(results[i].Calls)))
+			g.tm.finish(finishOf(cd.d.finish, len(results[i].Calls)))
+		}
+	})
+	for i := range results {
+		if t.single && len(results[i].Calls) > 1 {
+			results[i].Calls = results[i].Calls[:1]
 		}
 	}
-	tm.end()
-	if r.Context().Err() != nil {
-		return
+	return results, err
+}
+
+// collectChat is the whole chat.completion once every choice finished.
+func (s *Server) collectChat(r *http.Request, job *chatJob, t *turn, g *gen, base chatResponse) (chatResponse, *apiError) {
+	results, err := t.collect(r, g)
+	if err != nil {
+		return chatResponse{}, err
 	}
 	resp := base
-	resp.Object, resp.Usage = "chat.completion", usageOf(choices, len(ids), n)
-	for _, c := range choices {
-		if c.err != nil {
-			writeError(w, &apiError{Status: 500, Message: c.err.Error(), Type: "internal_error"})
-			return
-		}
+	resp.Object, resp.Usage = "chat.completion", g.usage()
+	for _, c := range g.choices {
 		res := results[c.index]
-		if single && len(res.Calls) > 1 {
-			res.Calls = res.Calls[:1]
-		}
 		msg := &chatMessage{Role: "assistant", Content: ptr(res.Content)}
 		if res.Reasoning != "" {
 			msg.ReasoningContent = ptr(res.Reasoning)
@@ -460,11 +542,11 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 			o.Function.Name, o.Function.Arguments = call.Name, call.Arguments
 			msg.ToolCalls = append(msg.ToolCalls, o)
 		}
-		ch := chatChoice{Index: c.index, Message: msg, Logprobs: logprobsOf(c.tokens), FinishReason: finishPtr(finishOf(c.finish, len(res.Calls))), StopReason: c.stopReason}
-		if req.ReturnTokenIDs {
+		ch := chatChoice{Index: c.index, Message: msg, Logprobs: s.chatLogprobs(job.req.Logprobs, c.tokens), FinishReason: finishPtr(finishOf(c.finish, len(res.Calls))), StopReason: c.stopReason}
+		if job.req.ReturnTokenIDs {
 			ch.TokenIDs = c.ids
 		}
 		resp.Choices = append(resp.Choices, ch)
 	}
-	writeJSON(w, 200, resp)
+	return resp, nil
 }

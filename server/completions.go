@@ -71,157 +71,180 @@ func (s *Server) parsePrompt(raw json.RawMessage) ([][]int, *apiError) {
 	return nil, badRequest("prompt", "prompt must be a string, a list of strings, a list of token ids or a list of lists of token ids")
 }
 
-func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
+// completionJob is a parsed completions request.
+type completionJob struct {
+	req     completionRequest
+	p       sample.Params
+	stops   []string
+	prompts [][]int
+	n       int
+}
+
+func (s *Server) completions(w http.ResponseWriter, r *http.Request) *apiError {
 	start := time.Now()
-	var req completionRequest
-	if err := s.decode(w, r, &req); err != nil {
-		writeError(w, err)
-		return
+	job, err := s.parseCompletion(w, r)
+	if err != nil {
+		return err
+	}
+	g, err := s.startCompletion(r, job, start)
+	if err != nil {
+		return err
+	}
+	base := completionResponse{ID: newID("cmpl-"), Object: "text_completion", Created: time.Now().Unix(), Model: s.cfg.ModelName}
+	s.cfg.Logger.Info("completion", "id", base.ID, "prompts", len(job.prompts), "n", job.n, "prompt_tokens", g.promptTokens, "stream", job.req.Stream)
+	if job.req.Stream {
+		s.streamCompletion(w, job, g, base)
+		return nil
+	}
+	resp, err := s.collectCompletion(r, job, g, base)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, 200, resp)
+	return nil
+}
+
+// parseCompletion reads and checks a completions request.
+func (s *Server) parseCompletion(w http.ResponseWriter, r *http.Request) (*completionJob, *apiError) {
+	job := &completionJob{n: 1}
+	req := &job.req
+	if err := s.decode(w, r, req); err != nil {
+		return nil, err
 	}
 	if err := s.common(&req.samplingFields); err != nil {
-		writeError(w, err)
-		return
+		return nil, err
 	}
 	if req.Echo {
-		writeError(w, badRequest("echo", "echo is not supported"))
-		return
+		return nil, badRequest("echo", "echo is not supported")
 	}
 	if req.Suffix != nil && *req.Suffix != "" {
-		writeError(w, badRequest("suffix", "suffix is not supported"))
-		return
+		return nil, badRequest("suffix", "suffix is not supported")
 	}
-	n := 1
 	if req.N != nil {
-		n = *req.N
+		job.n = *req.N
 	}
-	if req.BestOf != nil && *req.BestOf != n {
-		writeError(w, badRequest("best_of", "best_of other than n is not supported"))
-		return
+	if req.BestOf != nil && *req.BestOf != job.n {
+		return nil, badRequest("best_of", "best_of other than n is not supported")
 	}
-	p, perr := s.params(&req.samplingFields)
-	if perr != nil {
-		writeError(w, perr)
-		return
+	var err *apiError
+	if job.p, err = s.params(&req.samplingFields); err != nil {
+		return nil, err
 	}
 	if req.Logprobs != nil {
 		if *req.Logprobs < 0 || *req.Logprobs > 20 {
-			writeError(w, badRequest("logprobs", "logprobs must be between 0 and 20, got %d", *req.Logprobs))
-			return
+			return nil, badRequest("logprobs", "logprobs must be between 0 and 20, got %d", *req.Logprobs)
 		}
-		p.Logprobs, p.TopLogprobs = true, *req.Logprobs
+		job.p.Logprobs, job.p.TopLogprobs = true, *req.Logprobs
 	}
-	stops, serr := parseStop(req.Stop)
-	if serr != nil {
-		writeError(w, serr)
-		return
+	if job.stops, err = parseStop(req.Stop); err != nil {
+		return nil, err
 	}
-	prompts, perr2 := s.parsePrompt(req.Prompt)
-	if perr2 != nil {
-		writeError(w, perr2)
-		return
+	if job.prompts, err = s.parsePrompt(req.Prompt); err != nil {
+		return nil, err
 	}
+	return job, nil
+}
+
+// startCompletion submits n choices for every prompt.
+func (s *Server) startCompletion(r *http.Request, job *completionJob, start time.Time) (*gen, *apiError) {
 	var choices []*choice
 	promptTokens := 0
-	for i, ids := range prompts {
-		maxTok, merr := s.maxTokens(&req.samplingFields, len(ids), "prompt")
-		if merr == nil {
+	for i, ids := range job.prompts {
+		maxTok, err := s.maxTokens(&job.req.samplingFields, len(ids), "prompt")
+		if err == nil {
 			var cs []*choice
-			cs, merr = s.submit(r, ids, maxTok, p, &req.samplingFields, stops, i*n, n)
+			cs, err = s.submit(r, ids, maxTok, job.p, &job.req.samplingFields, job.stops, i*job.n, job.n)
 			choices = append(choices, cs...)
 		}
-		if merr != nil {
+		if err != nil {
 			cancelAll(choices)
-			writeError(w, merr)
-			return
+			return nil, err
 		}
 		promptTokens += len(ids)
 	}
-	id := newID("cmpl-")
-	created := time.Now().Unix()
-	events := pump(choices)
-	s.cfg.Logger.Info("completion", "id", id, "prompts", len(prompts), "n", n, "prompt_tokens", promptTokens, "stream", req.Stream)
+	return newGen(s.metrics, start, choices, promptTokens, job.n), nil
+}
 
-	logprobsOf := func(c *choice, toks []sample.Token, offset int) *completionLogprobs {
-		if req.Logprobs == nil {
+// completionLogprobs is the legacy logprobs object of tokens whose text
+// starts at offset, nil when not asked for.
+func (s *Server) completionLogprobs(job *completionJob, toks []sample.Token, offset int) *completionLogprobs {
+	if job.req.Logprobs == nil {
+		return nil
+	}
+	lp := &completionLogprobs{Tokens: []string{}, TokenLogprobs: []float32{}, TopLogprobs: []map[string]float32{}, TextOffset: []int{}}
+	for _, t := range toks {
+		text := s.tokenText(t.ID)
+		lp.Tokens = append(lp.Tokens, text)
+		lp.TokenLogprobs = append(lp.TokenLogprobs, t.Logprob)
+		top := map[string]float32{}
+		for _, tl := range t.Top {
+			top[s.tokenText(tl.ID)] = tl.Logprob
+		}
+		lp.TopLogprobs = append(lp.TopLogprobs, top)
+		lp.TextOffset = append(lp.TextOffset, offset)
+		offset += len(text)
+	}
+	return lp
+}
+
+// streamCompletion sends text_completion events as the choices generate.
+func (s *Server) streamCompletion(w http.ResponseWriter, job *completionJob, g *gen, base completionResponse) {
+	out := newSSE(w)
+	offsets := map[*choice]int{}
+	ok := g.stream(out.fail, func(cd choiceDelta) error {
+		if cd.d.text == "" && len(cd.d.tokens) == 0 && cd.d.finish == "" {
 			return nil
 		}
-		lp := &completionLogprobs{Tokens: []string{}, TokenLogprobs: []float32{}, TopLogprobs: []map[string]float32{}, TextOffset: []int{}}
-		for _, t := range toks {
-			text := s.tokenText(t.ID)
-			lp.Tokens = append(lp.Tokens, text)
-			lp.TokenLogprobs = append(lp.TokenLogprobs, t.Logprob)
-			top := map[string]float32{}
-			for _, tl := range t.Top {
-				top[s.tokenText(tl.ID)] = tl.Logprob
-			}
-			lp.TopLogprobs = append(lp.TopLogprobs, top)
-			lp.TextOffset = append(lp.TextOffset, offset)
-			offset += len(text)
+		ch := completionChoice{Index: cd.c.index, Text: cd.d.text, Logprobs: s.completionLogprobs(job, cd.d.tokens, offsets[cd.c]), FinishReason: finishPtr(cd.d.finish)}
+		offsets[cd.c] += len(cd.d.text)
+		if cd.d.finish != "" {
+			ch.StopReason = cd.c.stopReason
+			g.tm.finish(cd.d.finish)
 		}
-		return lp
-	}
-	tm := newTimer(s.metrics, start)
-	if req.Stream {
-		out := newSSE(w)
-		offsets := map[*choice]int{}
-		for cd := range events {
-			if cd.d.finish == "abort" {
-				streamAborted(out, cd.c, events, choices)
-				return
-			}
-			tm.token(cd.c, len(cd.d.tokens))
-			if cd.d.text == "" && len(cd.d.tokens) == 0 && cd.d.finish == "" {
-				continue
-			}
-			ch := completionChoice{Index: cd.c.index, Text: cd.d.text, Logprobs: logprobsOf(cd.c, cd.d.tokens, offsets[cd.c]), FinishReason: finishPtr(cd.d.finish)}
-			offsets[cd.c] += len(cd.d.text)
-			if cd.d.finish != "" {
-				ch.StopReason = cd.c.stopReason
-				tm.finish(cd.d.finish)
-			}
-			if req.ReturnTokenIDs {
-				for _, t := range cd.d.tokens {
-					ch.TokenIDs = append(ch.TokenIDs, t.ID)
-				}
-			}
-			if err := out.send(completionResponse{ID: id, Object: "text_completion", Created: created, Model: s.cfg.ModelName, Choices: []completionChoice{ch}}); err != nil {
-				drain(events, choices)
-				return
+		if job.req.ReturnTokenIDs {
+			for _, t := range cd.d.tokens {
+				ch.TokenIDs = append(ch.TokenIDs, t.ID)
 			}
 		}
-		if req.StreamOptions != nil && req.StreamOptions.IncludeUsage {
-			out.send(completionResponse{ID: id, Object: "text_completion", Created: created, Model: s.cfg.ModelName, Choices: []completionChoice{}, Usage: usageOf(choices, promptTokens, n)})
-		}
-		tm.end()
-		out.done()
+		resp := base
+		resp.Choices = []completionChoice{ch}
+		return out.send(resp)
+	})
+	if !ok {
 		return
 	}
-	texts := make([]string, len(choices))
-	for cd := range events {
-		tm.token(cd.c, len(cd.d.tokens))
+	if so := job.req.StreamOptions; so != nil && so.IncludeUsage {
+		resp := base
+		resp.Choices, resp.Usage = []completionChoice{}, g.usage()
+		out.send(resp)
+	}
+	out.done()
+}
+
+// collectCompletion is the whole text_completion once every choice
+// finished.
+func (s *Server) collectCompletion(r *http.Request, job *completionJob, g *gen, base completionResponse) (completionResponse, *apiError) {
+	texts := make([]string, len(g.choices))
+	err := g.collect(r, func(cd choiceDelta) {
 		texts[cd.c.index] += cd.d.text
 		if cd.d.finish != "" {
-			tm.finish(cd.d.finish)
+			g.tm.finish(cd.d.finish)
 		}
+	})
+	if err != nil {
+		return completionResponse{}, err
 	}
-	tm.end()
-	if r.Context().Err() != nil {
-		return // the client is gone
-	}
-	resp := completionResponse{ID: id, Object: "text_completion", Created: created, Model: s.cfg.ModelName, Usage: usageOf(choices, promptTokens, n)}
-	for _, c := range choices {
-		if c.err != nil {
-			writeError(w, &apiError{Status: 500, Message: c.err.Error(), Type: "internal_error"})
-			return
-		}
-		ch := completionChoice{Index: c.index, Text: texts[c.index], Logprobs: logprobsOf(c, c.tokens, 0), FinishReason: finishPtr(c.finish), StopReason: c.stopReason}
-		if req.ReturnTokenIDs {
+	resp := base
+	resp.Usage = g.usage()
+	for _, c := range g.choices {
+		ch := completionChoice{Index: c.index, Text: texts[c.index], Logprobs: s.completionLogprobs(job, c.tokens, 0), FinishReason: finishPtr(c.finish), StopReason: c.stopReason}
+		if job.req.ReturnTokenIDs {
 			ch.TokenIDs = c.ids
-			ch.PromptTokenIDs = prompts[c.index/n]
+			ch.PromptTokenIDs = job.prompts[c.index/job.n]
 		}
 		resp.Choices = append(resp.Choices, ch)
 	}
-	writeJSON(w, 200, resp)
+	return resp, nil
 }
 
 // usageOf counts tokens over all choices. As in vLLM and OpenAI, a
@@ -242,16 +265,6 @@ func usageOf(cs []*choice, promptTokens, n int) *usage {
 	u.TotalTokens = u.PromptTokens + u.CompletionTokens
 	u.PromptTokensDetails = &promptDetail{CachedTokens: cached}
 	return u
-}
-
-// streamAborted ends a stream whose choice c was aborted: silently when
-// the client is gone, with an error event (as vLLM sends) when the engine
-// failed. The other choices are cancelled.
-func streamAborted(out *sse, c *choice, events <-chan choiceDelta, cs []*choice) {
-	drain(events, cs)
-	if c.err != nil {
-		out.fail(&apiError{Status: 500, Message: c.err.Error(), Type: "internal_error"})
-	}
 }
 
 // timer records latency metrics for one request.

@@ -23,6 +23,7 @@ import (
 	"github.com/siskin-ml/siskin/chat"
 	"github.com/siskin-ml/siskin/engine"
 	"github.com/siskin-ml/siskin/sample"
+	"github.com/siskin-ml/siskin/server/web"
 	"github.com/siskin-ml/siskin/tokenizer"
 )
 
@@ -82,12 +83,13 @@ func (s *Server) SetDraining() { s.draining.Store(true) }
 // Handler returns the HTTP handler with every route.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
+	mux.Handle("GET /{$}", web.Handler()) // the chat page; it asks for the API key itself
 	mux.HandleFunc("GET /health", s.health)
 	mux.Handle("GET /metrics", s.auth(s.metrics.handler()))
 	mux.Handle("GET /v1/models", s.auth(http.HandlerFunc(s.models)))
 	mux.Handle("GET /v1/models/{model...}", s.auth(http.HandlerFunc(s.model)))
-	mux.Handle("POST /v1/completions", s.auth(http.HandlerFunc(s.completions)))
-	mux.Handle("POST /v1/chat/completions", s.auth(http.HandlerFunc(s.chatCompletions)))
+	mux.Handle("POST /v1/completions", s.auth(apiHandler(s.completions)))
+	mux.Handle("POST /v1/chat/completions", s.auth(apiHandler(s.chatCompletions)))
 	mux.Handle("POST /tokenize", s.auth(http.HandlerFunc(s.tokenize)))
 	mux.Handle("POST /detokenize", s.auth(http.HandlerFunc(s.detokenize)))
 	for path, h := range s.cfg.Debug {

@@ -23,6 +23,6 @@ func rootCmd() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(runCmd(), infoCmd(), serveCmd(), quantizeCmd(), synthCmd(), benchCmd(), evalCmd(), probeCmd(), tokenizeCmd(), templateCmd(), ledgerCmd())
+	root.AddCommand(runCmd(), infoCmd(), serveCmd(), quantizeCmd(), synthCmd(), benchCmd(), evalCmd(), probeCmd(), tokenizeCmd(), templateCmd(), ledgerCmd(), speakCmd())
 	return root
 }
