@@ -134,17 +134,23 @@ type conv struct {
 }
 
 func newConv(root any) *conv {
-	c := &conv{b: newBuilder(), root: root, refs: map[string]int32{}, old: true}
+	c := schemaConv(newBuilder(), root)
+	// The prelude: rules built first, in the same order, by every JSON
+	// grammar, so their positions' token masks are shared by all.
+	c.anyValue()
+	c.b.prelude = len(c.b.rules)
+	return c
+}
+
+// schemaConv converts root's schemas into b (which may hold others).
+func schemaConv(b *builder, root any) *conv {
+	c := &conv{b: b, root: root, refs: map[string]int32{}, old: true}
 	if o, ok := root.(*object); ok {
 		if s, ok := o.vals["$schema"].(string); ok {
 			c.draft4 = strings.Contains(s, "draft-04") || strings.Contains(s, "draft-03")
 			c.old = !strings.Contains(s, "2019-09") && !strings.Contains(s, "2020-12")
 		}
 	}
-	// The prelude: rules built first, in the same order, by every JSON
-	// grammar, so their positions' token masks are shared by all.
-	c.anyValue()
-	c.b.prelude = len(c.b.rules)
 	return c
 }
 
