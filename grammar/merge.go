@@ -106,8 +106,13 @@ func (c *conv) mergeKeyword(k string, ax, bx any, path string) (any, error) {
 		}
 		return m, nil
 	case "required":
-		out := slices.Clone(ax.([]any))
-		for _, x := range bx.([]any) {
+		la, ok1 := ax.([]any)
+		lb, ok2 := bx.([]any)
+		if !ok1 || !ok2 {
+			return nil, schemaErr(k, path, "must be an array of strings")
+		}
+		out := slices.Clone(la)
+		for _, x := range lb {
 			if !slices.Contains(out, x) {
 				out = append(out, x)
 			}

@@ -81,18 +81,21 @@ func cachedCompile(kind string, src []byte, compile func() (*Grammar, error)) (*
 // be is a *SchemaError naming it. Compiled grammars are cached by the
 // schema's hash.
 func FromJSONSchema(schema []byte) (*Grammar, error) {
-	return cachedCompile("schema", schema, func() (*Grammar, error) {
-		v, err := decodeJSON(schema)
-		if err != nil {
-			return nil, schemaErr("", "#", "invalid JSON: %v", err)
-		}
-		c := newConv(v)
-		seq, err := c.schema(v, "#")
-		if err != nil {
-			return nil, err
-		}
-		return c.b.finish(seq)
-	})
+	return cachedCompile("schema", schema, func() (*Grammar, error) { return compileSchema(schema) })
+}
+
+// compileSchema is FromJSONSchema without the cache.
+func compileSchema(schema []byte) (*Grammar, error) {
+	v, err := decodeJSON(schema)
+	if err != nil {
+		return nil, schemaErr("", "#", "invalid JSON: %v", err)
+	}
+	c := newConv(v)
+	seq, err := c.schema(v, "#")
+	if err != nil {
+		return nil, err
+	}
+	return c.b.finish(seq)
 }
 
 // JSONObject is the grammar of any JSON object (response_format
