@@ -187,7 +187,7 @@ func (c *conv) multipleOf(s *object, integer bool, path string) error {
 	if !ok {
 		return nil
 	}
-	if f := numF(m); integer && (f == 1 || f == 0.5 || f == 0.25 || f == 0.1 || f == 0.01) {
+	if f := numF(m); integer && (f == 1 || f == 0.5 || f == 0.25) {
 		return nil // every integer is a multiple
 	}
 	return schemaErr("multipleOf", path, "not supported except where every integer is a multiple")
