@@ -96,6 +96,7 @@ func TestStructuredCompliance(t *testing.T) {
 		var mu sync.Mutex
 		finished, total := 0, 0
 		var wg sync.WaitGroup
+		slots := make(chan struct{}, 16) // within the engine's queue
 		for fi, f := range files {
 			src, err := os.ReadFile(f)
 			if err != nil {
@@ -110,7 +111,9 @@ func TestStructuredCompliance(t *testing.T) {
 				continue
 			}
 			for k := range 2 {
+				slots <- struct{}{}
 				wg.Go(func() {
+					defer func() { <-slots }()
 					p := prompt(8, fi*2+k)
 					ch, err := e.Submit(context.Background(), Request{Prompt: p, MaxTokens: 40,
 						Sampler: constrained(t, g, v, uint64(fi*2+k), p), Stop: l.Tokenizer.IsEOG})

@@ -193,7 +193,7 @@ func TestCorpusRandomCompliance(t *testing.T) {
 		t.Run(s.name, func(t *testing.T) {
 			val := validator(t, s.name, s.src)
 			for range 2 {
-				out, ok := randomOutput(t, g, v, rng, 100)
+				out, ok := randomOutput(t, g, v, rng, 60)
 				total++
 				if !ok {
 					continue
@@ -205,7 +205,7 @@ func TestCorpusRandomCompliance(t *testing.T) {
 			}
 		})
 	}
-	t.Logf("%d of %d outputs finished within 100 tokens", finished, total)
+	t.Logf("%d of %d outputs finished within 60 tokens", finished, total)
 }
 
 func TestEndOnlyWhenComplete(t *testing.T) {
