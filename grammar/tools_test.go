@@ -32,7 +32,7 @@ func TestToolCallGrammars(t *testing.T) {
 				t.Fatalf("%s: %v", format, err)
 			}
 			done := 0
-			for range 10 {
+			for range 6 {
 				out, ok := randomOutput(t, g, v, rng, 150)
 				if !ok {
 					continue
