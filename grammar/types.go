@@ -6,7 +6,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 )
 
 // chars is one character inside a JSON string: printable ASCII but quote
@@ -318,8 +317,8 @@ func (c *conv) anyObject() []elem {
 	return cat(b.lit("{"), b.opt(cat(str, b.lit(":"), val, b.star(cat(b.lit(","), str, b.lit(":"), val)))), b.lit("}"))
 }
 
-// stringFitsSchema checks a property name against a propertyNames schema
-// (the keywords a name check needs).
+// nameFits checks a property name against a propertyNames schema (the
+// keywords a name check needs; others are refused).
 func (c *conv) nameFits(ps any, name, path string) (bool, error) {
 	pv, err := c.deref(ps, path)
 	if err != nil {
@@ -378,5 +377,3 @@ func disjointOne(vals []any, s string) bool {
 	}
 	return true
 }
-
-func runeLen(s string) int { return utf8.RuneCountInString(s) }
