@@ -140,7 +140,7 @@ func Describe(path string, lm *load.Loaded) ModelInfo {
 	info.Desc = fmt.Sprintf("%s %s %s", lm.Model.Config().Arch, paramsLabel(info.Params), typ)
 	if ws := lm.Weights; ws != nil && ws.Path() != "gguf" {
 		// Converted weights: name the path the kernels run.
-		info.Desc += " as " + ws.Path()
+		info.Desc += " as " + string(ws.Path())
 	}
 	return info
 }

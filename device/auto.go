@@ -91,7 +91,7 @@ func AutoProfile(info *Info) *Profile {
 // The weight paths themselves are built elsewhere (package weightpath,
 // which also keeps files already quantized to 6 bits or fewer on gguf
 // when the choice is automatic); this only decides.
-func ChooseWeightPath(info *Info, priority string) (path, why string) {
+func ChooseWeightPath(info *Info, priority string) (path WeightPath, why string) {
 	f := info.Features
 	switch {
 	case priority == PriorityFidelity:

@@ -240,7 +240,7 @@ func TestChooseWeightPath(t *testing.T) {
 		name     string
 		info     *Info
 		priority string
-		path     string
+		path     WeightPath
 		why      string
 	}{
 		{"amx", amxServer, "speed", "w4a8", "AMX"},

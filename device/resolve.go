@@ -161,7 +161,7 @@ func GenerationConfigLayer(g GenerationDefaults) (Layer, error) {
 // kv_cache_bytes have none: they depend on the machine and the model.
 func DefaultLayer() Layer {
 	l := NewLayer(SourceDefault)
-	l.values[KeyWeightPath] = WeightPathAuto
+	l.values[KeyWeightPath] = string(WeightPathAuto)
 	l.values[KeyPriority] = PrioritySpeed
 	l.values[KeyKVCacheType] = KVCacheF16
 	l.values[KeyMaxNumSeqs] = 8
@@ -251,10 +251,10 @@ func (s Settings) String(name string) string {
 // WeightPath returns the weight path to use and why: the resolved
 // setting, or ChooseWeightPath's pick for this CPU and the resolved
 // priority when it is "auto".
-func (s Settings) WeightPath(info *Info) (path, why string) {
+func (s Settings) WeightPath(info *Info) (path WeightPath, why string) {
 	w := s.Get(KeyWeightPath)
-	if v, _ := w.Value.(string); v != "" && v != WeightPathAuto {
-		return v, "weight_path " + v + " set by " + w.Source
+	if v, _ := w.Value.(string); v != "" && WeightPath(v) != WeightPathAuto {
+		return WeightPath(v), "weight_path " + v + " set by " + w.Source
 	}
 	return ChooseWeightPath(info, s.String(KeyPriority))
 }

@@ -26,14 +26,19 @@ const (
 	KeyRepetitionPenalty   = "repetition_penalty"
 )
 
-// Weight paths: how the kernels hold and multiply the weights.
+// WeightPath is how the kernels hold and multiply the weights: the one
+// type of a weight path's name, which weightpath (as weightpath.Path)
+// converts to and profiles and flags name.
+type WeightPath string
+
+// Weight paths; weightpath documents what each holds.
 const (
-	WeightPathAuto  = "auto"   // ChooseWeightPath decides from the CPU
-	WeightPathGGUF  = "gguf"   // the GGUF file's own block formats, native kernels
-	WeightPathW4A8  = "w4a8"   // 4-bit weights, int8 activations (VNNI, AMX)
-	WeightPathW4A16 = "w4a16"  // 4-bit weights, 16-bit float activations
-	WeightPathW8A8  = "w8a8"   // 8-bit weights, int8 activations
-	WeightPathQ4KM  = "q4_k_m" // llama.cpp's Q4_K_M mix made at load, GGUF kernels
+	WeightPathAuto  WeightPath = "auto"   // ChooseWeightPath decides from the CPU
+	WeightPathGGUF  WeightPath = "gguf"   // the GGUF file's own block formats, native kernels
+	WeightPathW4A8  WeightPath = "w4a8"   // 4-bit weights, int8 activations (VNNI, AMX)
+	WeightPathW4A16 WeightPath = "w4a16"  // 4-bit weights, 16-bit float activations
+	WeightPathW8A8  WeightPath = "w8a8"   // 8-bit weights, int8 activations
+	WeightPathQ4KM  WeightPath = "q4_k_m" // llama.cpp's Q4_K_M mix made at load, GGUF kernels
 )
 
 // Priorities trade speed for fidelity to the unquantized model.
@@ -51,7 +56,7 @@ const (
 
 // WeightPaths, Priorities and KVCacheTypes list the accepted values.
 var (
-	WeightPaths  = []string{WeightPathAuto, WeightPathGGUF, WeightPathW4A8, WeightPathW4A16, WeightPathW8A8, WeightPathQ4KM}
+	WeightPaths  = []string{string(WeightPathAuto), string(WeightPathGGUF), string(WeightPathW4A8), string(WeightPathW4A16), string(WeightPathW8A8), string(WeightPathQ4KM)}
 	Priorities   = []string{PrioritySpeed, PriorityFidelity}
 	KVCacheTypes = []string{KVCacheF16, KVCacheF32}
 )

@@ -6,15 +6,15 @@
 // Request itself; every later stage's input is the stream of Events the
 // stage before it emits, queued on its item. Stages stream into each
 // other: a later stage's item is stepped as soon as it has input queued,
-// while the earlier one is still running (a codec decodes the first frames
-// while a talker still generates codes). An event with Finish set ends the
+// while the earlier one is still running. An event with Finish set ends the
 // emitting item; the request ends when its last stage's item ends, and the
 // last stage's events are what Submit's channel delivers.
 //
-// The LLM path is one stage (LLMStage): continuous batching of decode
-// tokens and chunked prefill within MaxNumBatchedTokens, a KV cache per
-// sequence and a hash-chained prefix cache. New(m, cfg) is a pipeline of
-// that one stage.
+// The one stage siskin has is the LLM's (LLMStage): continuous batching
+// of decode tokens and chunked prefill within MaxNumBatchedTokens, a KV
+// cache per sequence and a hash-chained prefix cache. New(m, cfg) is a
+// pipeline of that one stage; NewPipeline takes several, which only the
+// tests build so far.
 //
 // Memory: each stage's Reserve says the most bytes a request's item may
 // hold in it. A request is admitted (in arrival order, at most MaxNumSeqs
@@ -28,8 +28,8 @@
 // Scheduling: each round of the loop admits waiting requests, drops
 // cancelled ones, then steps every stage that has ready items once,
 // downstream first. Draining later stages before earlier ones refill them
-// keeps latency low (the first frame is decoded the round after its codes
-// exist), frees queue room and memory before producers add more, and
+// keeps latency low (a later stage takes up an event the round after it
+// is emitted), frees queue room and memory before producers add more, and
 // stepping each stage with work once a round means none starves. Inside a
 // stage, items take turns when more are ready than StageLimits.MaxItems.
 // Backpressure: an item is not stepped while the queue of its request's

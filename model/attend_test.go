@@ -106,68 +106,6 @@ func BenchmarkAttendPrefill512(b *testing.B) { benchAttend(b, 0, 512) }
 
 func BenchmarkAttendDecode512(b *testing.B) { benchAttend(b, 511, 1) }
 
-// attendRows is Attend as a one-token step computes each row and head on
-// its own, from the definition (see Attend): the reference a batch must
-// match bit for bit.
-func (a *Attention) attendRows(b *Batch, li, window int, q, k, v, out []float32) {
-	hd, group := a.HeadDim, a.Heads/a.KVHeads
-	qd, kvd := a.Heads*hd, a.KVHeads*hd
-	oc := make([]float32, hd)
-	for t := range b.Tokens {
-		for h := 0; h < a.Heads; h++ {
-			layer := b.Cache[t].Layers[li]
-			pos, f := b.Pos[t], first(b, window, t)
-			cached, row0, kvOff := layer.Len(), b.Row0[t], (h/group)*hd
-			qh := q[t*qd+h*hd : t*qd+(h+1)*hd]
-			key := func(p int) []float32 {
-				if p < cached {
-					return layer.Key(p)[kvOff : kvOff+hd]
-				}
-				r := row0 + p - cached
-				return k[r*kvd+kvOff : r*kvd+kvOff+hd]
-			}
-			value := func(p int) []float32 {
-				if p < cached {
-					return layer.Value(p)[kvOff : kvOff+hd]
-				}
-				r := row0 + p - cached
-				return v[r*kvd+kvOff : r*kvd+kvOff+hd]
-			}
-			oh := out[t*qd+h*hd : t*qd+(h+1)*hd]
-			var m float32
-			var l float64
-			for s := f; s <= pos; {
-				e := min(pos+1, (s/attnChunk+1)*attnChunk) // the rest of s's chunk
-				sc := make([]float32, e-s)
-				for i := range sc {
-					sc[i] = kernels.VecDot(qh, key(s+i)) * a.Scale
-				}
-				mc, lc := kernels.ExpMax(sc)
-				clear(oc)
-				for i := range sc {
-					kernels.VecAxpy(oc, value(s+i), sc[i])
-				}
-				if s == f {
-					copy(oh, oc)
-					m, l = mc, lc
-				} else {
-					mx := max(m, mc)
-					ra := float32(math.Exp(float64(m) - float64(mx)))
-					rb := float32(math.Exp(float64(mc) - float64(mx)))
-					if ra != 1 {
-						kernels.Scale(oh, ra)
-					}
-					kernels.VecAxpy(oh, oc, rb)
-					l = l*float64(ra) + lc*float64(rb)
-					m = mx
-				}
-				s = e
-			}
-			kernels.Scale(oh, float32(1/l))
-		}
-	}
-}
-
 // TestAttendMatchesRows checks tiled attention against the row-by-row
 // reference, bit for bit, over head shapes (group sizes, head dims that
 // exercise the kernels' 8-float and scalar tails), full and sliding
@@ -207,7 +145,7 @@ func testAttendMatchesRows(t *testing.T, typ kv.Type) {
 		c := newAttendCaseOf(r, typ, tc.heads, tc.kvHeads, tc.hd, tc.window, tc.cached, tc.added)
 		want := c.out()
 		rk, rv := c.rounded()
-		c.a.attendRows(c.b, 0, c.window, c.q, rk, rv, want)
+		c.a.AttendRows(c.b, 0, c.window, c.q, rk, rv, want)
 		// One thread computes whole tiles; 2 and 64 split the chunks of
 		// few tiles across threads (and 64 splits their KV heads too).
 		for _, threads := range []int{1, 2, 64} {

@@ -74,7 +74,7 @@ func BenchmarkSynthTinyQ4KM(b *testing.B) {
 	ft, _ := ParseFileType("q4_k_m")
 	out := filepath.Join(b.TempDir(), "x.gguf")
 	for b.Loop() {
-		if _, err := Synth(out, SynthOptions{Arch: "spark2_5", Shape: "tiny", Type: ft, Seed: 1, Threads: 1}); err != nil {
+		if _, err := Synth(out, SynthOptions{Arch: "spark2_5", Shape: "tiny", Archs: testArchs, Type: ft, Seed: 1, Threads: 1}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -84,7 +84,7 @@ func BenchmarkSynthTinyF16(b *testing.B) {
 	ft, _ := ParseFileType("f16")
 	out := filepath.Join(b.TempDir(), "x.gguf")
 	for b.Loop() {
-		if _, err := Synth(out, SynthOptions{Arch: "spark2_5", Shape: "tiny", Type: ft, Seed: 1, Threads: 1}); err != nil {
+		if _, err := Synth(out, SynthOptions{Arch: "spark2_5", Shape: "tiny", Archs: testArchs, Type: ft, Seed: 1, Threads: 1}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/siskin-ml/siskin/gguf"
@@ -23,124 +22,73 @@ type inTensor struct {
 	perm func(row int) int
 }
 
-// Hugging Face to GGUF tensor names, as llama.cpp's convert_hf_to_gguf.py
-// maps them (the model packages' name tables hold the same pairs).
-var hfGlobalNames = map[string]map[string]string{
-	"llama":    {"model.embed_tokens.weight": "token_embd.weight", "model.norm.weight": "output_norm.weight", "lm_head.weight": "output.weight"},
-	"qwen3":    {"model.embed_tokens.weight": "token_embd.weight", "model.norm.weight": "output_norm.weight", "lm_head.weight": "output.weight"},
-	"spark2_5": {"model.embedding.weight": "token_embd.weight", "model.norm.weight": "output_norm.weight"},
-}
-
-var hfLayerCommon = map[string]string{
-	"input_layernorm.weight":          "attn_norm.weight",
-	"post_attention_layernorm.weight": "ffn_norm.weight",
-	"mlp.gate_proj.weight":            "ffn_gate.weight",
-	"mlp.up_proj.weight":              "ffn_up.weight",
-	"mlp.down_proj.weight":            "ffn_down.weight",
-}
-
-var hfLayerNames = map[string]map[string]string{
-	"llama": {
-		"self_attn.q_proj.weight": "attn_q.weight", "self_attn.k_proj.weight": "attn_k.weight",
-		"self_attn.v_proj.weight": "attn_v.weight", "self_attn.o_proj.weight": "attn_output.weight",
-	},
-	"qwen3": {
-		"self_attn.q_proj.weight": "attn_q.weight", "self_attn.k_proj.weight": "attn_k.weight",
-		"self_attn.v_proj.weight": "attn_v.weight", "self_attn.o_proj.weight": "attn_output.weight",
-		"self_attn.q_norm.weight": "attn_q_norm.weight", "self_attn.k_norm.weight": "attn_k_norm.weight",
-	},
-	"spark2_5": {
-		"self_attn.q_k_v_proj.weight": "attn_qkv.weight", "self_attn.g_proj.weight": "attn_gate.weight",
-		"self_attn.out_proj.weight": "attn_output.weight",
-	},
+// hfNames maps a checkpoint's tensor names to their GGUF names, from the
+// architecture's tensor list (the names its loader reads).
+func hfNames(arch *model.Arch, c *model.Config) map[string]string {
+	global, layer := arch.Tensors(c)
+	m := map[string]string{}
+	for _, t := range global {
+		if t.HF != "" {
+			m[t.HF] = t.GGUF
+		}
+	}
+	for i := 0; i < c.Layers; i++ {
+		for _, t := range layer {
+			if t.HF != "" {
+				m[fmt.Sprintf(t.HF, i)] = fmt.Sprintf(t.GGUF, i)
+			}
+		}
+	}
+	return m
 }
 
 // hfName maps a checkpoint tensor name to its GGUF name; skip reports
 // tensors that have no place in the GGUF file.
-func hfName(arch, name string, tied bool) (gguf string, skip bool, err error) {
+func hfName(names map[string]string, arch, name string, tied bool) (gguf string, skip bool, err error) {
 	if strings.HasSuffix(name, "rotary_emb.inv_freq") {
 		return "", true, nil // recomputed from the RoPE parameters
 	}
-	if name == "lm_head.weight" && (tied || arch == "spark2_5") {
-		return "", true, nil // Spark's head is always the embedding
+	if name == "lm_head.weight" && tied {
+		return "", true, nil // the head is the embedding
 	}
-	if g, ok := hfGlobalNames[arch][name]; ok {
+	if g, ok := names[name]; ok {
 		return g, false, nil
-	}
-	if rest, ok := strings.CutPrefix(name, "model.layers."); ok {
-		if i := strings.IndexByte(rest, '.'); i > 0 {
-			if layer, err := strconv.Atoi(rest[:i]); err == nil && layer >= 0 {
-				suffix := rest[i+1:]
-				g, ok := hfLayerNames[arch][suffix]
-				if !ok {
-					g, ok = hfLayerCommon[suffix]
-				}
-				if ok {
-					return fmt.Sprintf("blk.%d.%s", layer, g), false, nil
-				}
-			}
-		}
 	}
 	return "", false, fmt.Errorf("tensor %s has no GGUF name for architecture %s", name, arch)
 }
 
-// hfConfig reads config.json values with the file named in errors.
-type hfConfig struct {
-	path string
-	m    map[string]any
-}
-
-func (c hfConfig) num(key string) (float64, bool) {
-	var cur any = c.m
-	for _, part := range strings.Split(key, ".") {
-		obj, ok := cur.(map[string]any)
-		if !ok {
-			return 0, false
-		}
-		cur = obj[part]
-	}
-	f, ok := cur.(float64)
-	return f, ok
-}
-
-func (c hfConfig) mustInt(key string) (int, error) {
-	f, ok := c.num(key)
-	if !ok || f != float64(int(f)) || f < 0 {
-		return 0, fmt.Errorf("%s: integer %s is missing or invalid", c.path, key)
-	}
-	return int(f), nil
-}
-
-func (c hfConfig) mustNum(key string) (float64, error) {
-	f, ok := c.num(key)
-	if !ok {
-		return 0, fmt.Errorf("%s: number %s is missing or invalid", c.path, key)
-	}
-	return f, nil
-}
-
 // hfInput maps a Hugging Face folder to GGUF tensors and metadata: the
-// hyper-parameters under llama.cpp's keys for the architecture, and the
+// hyper-parameters the architecture reads, under llama.cpp's keys, and the
 // tokenizer as tokenizer.ggml.* gpt2 keys.
-func hfInput(src *model.Source) ([]inTensor, []gguf.KV, error) {
-	arch := src.Arch()
-	if _, ok := hfLayerNames[arch]; !ok {
-		return nil, nil, fmt.Errorf("%s/config.json: model_type %q is not supported (supported: llama, qwen3, spark2_5)", src.Path, arch)
+func hfInput(src *model.Source, archs model.Archs) ([]inTensor, []gguf.KV, error) {
+	arch, err := archs.Lookup(src.Arch())
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s/config.json: %w", src.Path, err)
 	}
-	cfg := hfConfig{filepath.Join(src.Path, "config.json"), src.HFConfig}
-	kvs, hp, err := hfMetadata(src.Path, arch, cfg)
+	if rs, ok := src.HFConfig["rope_scaling"].(map[string]any); ok && len(rs) > 0 {
+		return nil, nil, fmt.Errorf("%s/config.json: rope_scaling is not supported (siskin does not run scaled RoPE yet)", src.Path)
+	}
+	c, err := arch.Config(src)
 	if err != nil {
 		return nil, nil, err
 	}
-	tied, tiedSet := src.HFConfig["tie_word_embeddings"].(bool)
-	if !tiedSet {
-		_, hasHead := src.HF.Tensor("lm_head.weight")
-		tied = !hasHead
+	kvs := append([]gguf.KV{
+		{Key: "general.architecture", Value: arch.Name},
+		{Key: "general.name", Value: modelName(src.Path)},
+	}, configKVs(c)...)
+	tok, err := hfTokenizer(src.Path, arch.PreTokenizer, c.Vocab, src.HFConfig)
+	if err != nil {
+		return nil, nil, err
 	}
+	kvs = append(kvs, tok...)
+	for i := range kvs {
+		kvs[i].Type, _ = valueType(kvs[i].Value)
+	}
+	names := hfNames(arch, c)
 	var ins []inTensor
 	for _, name := range src.HF.Names() {
 		ti, _ := src.HF.Tensor(name)
-		g, skip, err := hfName(arch, name, tied)
+		g, skip, err := hfName(names, arch.Name, name, c.Tied)
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s: %w", src.Path, err)
 		}
@@ -152,15 +100,12 @@ func hfInput(src *model.Source) ([]inTensor, []gguf.KV, error) {
 			dims[len(dims)-1-i] = uint64(d)
 		}
 		in := inTensor{name: g, typ: ti.Type, dims: dims, data: ti.Data}
-		// Llama GGUF files hold Q and K with each head's rows interleaved
-		// for pairwise RoPE (llama.cpp's converter permutes them); Hugging
-		// Face rotates halves. Qwen3 and Spark keep NeoX halves in GGUF.
-		if arch == "llama" && len(ti.Shape) == 2 {
+		if arch.GGUFPermutesQK && len(ti.Shape) == 2 {
 			switch {
 			case strings.HasSuffix(g, ".attn_q.weight"):
-				in.perm, err = ropePermutation(ti.Shape[0], hp.heads)
+				in.perm, err = ropePermutation(ti.Shape[0], c.Heads)
 			case strings.HasSuffix(g, ".attn_k.weight"):
-				in.perm, err = ropePermutation(ti.Shape[0], hp.kvHeads)
+				in.perm, err = ropePermutation(ti.Shape[0], c.KVHeads)
 			}
 			if err != nil {
 				return nil, nil, fmt.Errorf("%s: tensor %s: %w", src.Path, name, err)
@@ -185,122 +130,48 @@ func ropePermutation(rows, heads int) (func(int) int, error) {
 	}, nil
 }
 
-type hparams struct{ heads, kvHeads, layers int }
-
-// hfMetadata builds general.*, <arch>.* and tokenizer.* entries in the
-// order llama.cpp's converter writes them.
-func hfMetadata(dir, arch string, cfg hfConfig) ([]gguf.KV, hparams, error) {
-	var hp hparams
+// configKVs writes a Config's hyper-parameters under llama.cpp's
+// <arch>.* keys, in the order its converter writes them. Sliding-window
+// layers add the *_swa RoPE keys and the layer pattern.
+func configKVs(c *model.Config) []gguf.KV {
 	var kvs []gguf.KV
 	add := func(k string, v any) {
 		t, _ := valueType(v)
-		kvs = append(kvs, gguf.KV{Key: k, Type: t, Value: v})
+		kvs = append(kvs, gguf.KV{Key: c.Arch + "." + k, Type: t, Value: v})
 	}
-	ints := map[string]int{}
-	for _, k := range []string{"hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads", "vocab_size"} {
-		v, err := cfg.mustInt(k)
-		if err != nil {
-			return nil, hp, err
+	add("context_length", uint32(c.ContextLength))
+	add("embedding_length", uint32(c.Hidden))
+	add("feed_forward_length", uint32(c.FFN))
+	add("block_count", uint32(c.Layers))
+	add("attention.head_count", uint32(c.Heads))
+	add("attention.head_count_kv", uint32(c.KVHeads))
+	add("attention.key_length", uint32(c.HeadDim))
+	add("attention.value_length", uint32(c.HeadDim))
+	add("attention.layer_norm_rms_epsilon", c.Eps)
+	add("vocab_size", uint32(c.Vocab))
+	full, swa := c.LayerSpecs[0], c.LayerSpecs[0]
+	pattern := make([]bool, c.Layers)
+	for i, l := range c.LayerSpecs {
+		pattern[i] = l.Sliding
+	}
+	for i := len(c.LayerSpecs) - 1; i >= 0; i-- {
+		if l := c.LayerSpecs[i]; l.Sliding {
+			swa = l
+		} else {
+			full = l
 		}
-		ints[k] = v
 	}
-	heads := ints["num_attention_heads"]
-	kvHeads := heads
-	if v, ok := cfg.num("num_key_value_heads"); ok {
-		kvHeads = int(v)
+	add("rope.freq_base", float32(full.RopeTheta))
+	if c.SlidingWindow == 0 {
+		add("rope.dimension_count", uint32(full.RopeDims))
+		return kvs
 	}
-	headDim := 0
-	if v, ok := cfg.num("head_dim"); ok {
-		headDim = int(v)
-	} else if heads > 0 {
-		headDim = ints["hidden_size"] / heads
-	}
-	eps, err := cfg.mustNum("rms_norm_eps")
-	if err != nil {
-		return nil, hp, err
-	}
-	ctx := 0
-	if v, ok := cfg.num("max_position_embeddings"); ok {
-		ctx = int(v)
-	}
-	if rs, ok := cfg.m["rope_scaling"].(map[string]any); ok && len(rs) > 0 {
-		return nil, hp, fmt.Errorf("%s: rope_scaling is not supported (siskin does not run scaled RoPE yet)", cfg.path)
-	}
-	hp = hparams{heads: heads, kvHeads: kvHeads, layers: ints["num_hidden_layers"]}
-
-	add("general.architecture", arch)
-	add("general.name", modelName(dir))
-	a := arch + "."
-	add(a+"context_length", uint32(ctx))
-	add(a+"embedding_length", uint32(ints["hidden_size"]))
-	add(a+"feed_forward_length", uint32(ints["intermediate_size"]))
-	add(a+"block_count", uint32(hp.layers))
-	add(a+"attention.head_count", uint32(heads))
-	add(a+"attention.head_count_kv", uint32(kvHeads))
-	add(a+"attention.key_length", uint32(headDim))
-	add(a+"attention.value_length", uint32(headDim))
-	add(a+"attention.layer_norm_rms_epsilon", float32(eps))
-	add(a+"vocab_size", uint32(ints["vocab_size"]))
-	if arch == "spark2_5" {
-		rope := func(kind string) (float64, float64, error) {
-			f, err := cfg.mustNum("rope_parameters." + kind + ".partial_rotary_factor")
-			if err != nil {
-				return 0, 0, err
-			}
-			th, err := cfg.mustNum("rope_parameters." + kind + ".rope_theta")
-			return f, th, err
-		}
-		fullF, fullTheta, err := rope("full_attention")
-		if err != nil {
-			return nil, hp, err
-		}
-		swaF, swaTheta, err := rope("sliding_attention")
-		if err != nil {
-			return nil, hp, err
-		}
-		window, err := cfg.mustInt("sliding_window")
-		if err != nil {
-			return nil, hp, err
-		}
-		lt, _ := cfg.m["layer_types"].([]any)
-		if len(lt) != hp.layers {
-			return nil, hp, fmt.Errorf("%s: layer_types must list %d layer types", cfg.path, hp.layers)
-		}
-		pattern := make([]bool, hp.layers)
-		for i, t := range lt {
-			switch t {
-			case "sliding_attention":
-				pattern[i] = true
-			case "full_attention":
-			default:
-				return nil, hp, fmt.Errorf("%s: layer_types[%d] = %v (want sliding_attention or full_attention)", cfg.path, i, t)
-			}
-		}
-		add(a+"rope.freq_base", float32(fullTheta))
-		add(a+"rope.freq_base_swa", float32(swaTheta))
-		add(a+"rope.dimension_count", uint32(fullF*float64(headDim)))
-		add(a+"rope.dimension_count_swa", uint32(swaF*float64(headDim)))
-		add(a+"attention.sliding_window", uint32(window))
-		add(a+"attention.sliding_window_pattern", pattern)
-	} else {
-		theta := 10000.0
-		if arch == "qwen3" {
-			theta = 1e6
-		}
-		if v, ok := cfg.num("rope_theta"); ok {
-			theta = v
-		}
-		add(a+"rope.freq_base", float32(theta))
-		add(a+"rope.dimension_count", uint32(headDim))
-	}
-	tok, err := hfTokenizer(dir, arch, ints["vocab_size"], cfg)
-	if err != nil {
-		return nil, hp, err
-	}
-	for _, kv := range tok {
-		add(kv.Key, kv.Value)
-	}
-	return kvs, hp, nil
+	add("rope.freq_base_swa", float32(swa.RopeTheta))
+	add("rope.dimension_count", uint32(full.RopeDims))
+	add("rope.dimension_count_swa", uint32(swa.RopeDims))
+	add("attention.sliding_window", uint32(c.SlidingWindow))
+	add("attention.sliding_window_pattern", pattern)
+	return kvs
 }
 
 // modelName is the folder's name, or its parent's when the folder is only
@@ -337,10 +208,6 @@ var knownPres = []struct {
 	{"llama-bpe", []string{`(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`}},
 	{"qwen2", []string{`(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`}},
 }
-
-// archPre is the name llama.cpp uses for each family's own vocabulary,
-// for pre-tokenizers not recognized above.
-var archPre = map[string]string{"llama": "llama-bpe", "qwen3": "qwen2", "spark2_5": "spark2_5"}
 
 type hfPreTok struct {
 	Type          string            `json:"type"`
@@ -408,7 +275,7 @@ func tokenText(v any) string {
 // tokenizer_config.json into tokenizer.ggml.* entries, as llama.cpp's
 // converter does for gpt2-style vocabularies: ids without a token become
 // [PADn] (unused), added tokens are control (special) or user-defined.
-func hfTokenizer(dir, arch string, vocabSize int, cfg hfConfig) ([]gguf.KV, error) {
+func hfTokenizer(dir, familyPre string, vocabSize int, cfg map[string]any) ([]gguf.KV, error) {
 	path := filepath.Join(dir, "tokenizer.json")
 	raw, err := os.ReadFile(path)
 	if err != nil {
@@ -433,7 +300,7 @@ func hfTokenizer(dir, arch string, vocabSize int, cfg hfConfig) ([]gguf.KV, erro
 	if err := splitPatterns(tj.PreTokenizer, &pats); err != nil {
 		return nil, fmt.Errorf("%s: pre_tokenizer: %w", path, err)
 	}
-	pre := archPre[arch]
+	pre := familyPre
 	for _, k := range knownPres {
 		if strings.Join(k.patterns, "\x00") == strings.Join(pats, "\x00") {
 			pre = k.name
@@ -525,9 +392,9 @@ func hfTokenizer(dir, arch string, vocabSize int, cfg hfConfig) ([]gguf.KV, erro
 			}
 		}
 		if id < 0 {
-			if v, ok := cfg.num(sp.cfgKey + "_token_id"); ok {
+			if v, ok := cfg[sp.cfgKey+"_token_id"].(float64); ok {
 				id = int(v)
-			} else if l, ok := cfg.m[sp.cfgKey+"_token_id"].([]any); ok && len(l) > 0 {
+			} else if l, ok := cfg[sp.cfgKey+"_token_id"].([]any); ok && len(l) > 0 {
 				if f, ok := l[0].(float64); ok {
 					id = int(f)
 				}

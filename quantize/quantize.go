@@ -24,6 +24,9 @@ type Options struct {
 	AllowRequantize bool
 	// Progress, if set, is called with elements done and total.
 	Progress func(done, total int64)
+	// Archs are the architectures a Hugging Face folder may hold
+	// (model/load's list, which this package cannot import).
+	Archs model.Archs
 }
 
 // TensorReport says what happened to one tensor.
@@ -103,7 +106,7 @@ func File(in, out string, opt Options) (*Report, error) {
 			ins = append(ins, inTensor{name: ti.Name, typ: ti.Type, dims: ti.Dims, data: ti.Data})
 		}
 	} else {
-		if ins, kvs, err = hfInput(src); err != nil {
+		if ins, kvs, err = hfInput(src, opt.Archs); err != nil {
 			return nil, err
 		}
 	}

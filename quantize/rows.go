@@ -95,8 +95,6 @@ func nearestInt(f float32) int32 {
 
 func putFP16(b []byte, f float32) { binary.LittleEndian.PutUint16(b, tensor.Float32ToFP16(f)) }
 
-func fp16Round(f float32) float32 { return tensor.FP16ToFloat32(tensor.Float32ToFP16(f)) }
-
 func abs32(f float32) float32 { return math.Float32frombits(math.Float32bits(f) &^ (1 << 31)) }
 
 func sqrt32(f float32) float32 { return float32(math.Sqrt(float64(f))) } // exact: sqrt of a float32 in float64 rounds once more without error

@@ -5,99 +5,24 @@ import (
 	"hash/fnv"
 	"math"
 	"math/rand/v2"
-	"sort"
 	"strings"
 
 	"github.com/siskin-ml/siskin/gguf"
+	"github.com/siskin-ml/siskin/model"
 	"github.com/siskin-ml/siskin/tensor"
 )
 
-// Shape is a decoder's size, enough to lay out every tensor and the
-// metadata the loaders read.
-type Shape struct {
-	Vocab, Hidden, Layers, Heads, KVHeads, HeadDim, FFN int
-	Context                                             int
-	Eps                                                 float32
-	Theta                                               float64
-	Tied                                                bool
-	// Spark only: sliding window, the full layers' rotary fraction and the
-	// sliding layers' theta (sliding layers rotate the whole head).
-	Window   int
-	RotFull  float64
-	ThetaSWA float64
-	// Note says where the numbers come from.
-	Note string
-}
-
-// Shapes are the model sizes synth knows, by architecture and name. The
-// tiny ones are those of the shared test models (llm/tiny); the others
-// are the published configurations.
-var Shapes = map[string]map[string]Shape{
-	"spark2_5": {
-		"tiny": {Vocab: 512, Hidden: 256, Layers: 8, Heads: 4, KVHeads: 2, HeadDim: 64, FFN: 768, Context: 4096, Eps: 1e-6,
-			Theta: 5e6, ThetaSWA: 1e4, RotFull: 0.25, Window: 16, Tied: true, Note: "the shared spark2_5-tiny test model"},
-		"1.7b": {Vocab: 131072, Hidden: 2048, Layers: 28, Heads: 8, KVHeads: 2, HeadDim: 256, FFN: 6656, Context: 1048576, Eps: 1e-6,
-			Theta: 5e6, ThetaSWA: 1e4, RotFull: 0.25, Window: 512, Tied: true, Note: "Spark-X2.5-1.7B (docs/spark2_5.md)"},
-		"4b": {Vocab: 131072, Hidden: 2560, Layers: 36, Heads: 16, KVHeads: 4, HeadDim: 256, FFN: 10240, Context: 1048576, Eps: 1e-6,
-			Theta: 5e6, ThetaSWA: 1e4, RotFull: 0.25, Window: 512, Tied: true, Note: "Spark-X2.5-4B (docs/spark2_5.md)"},
-	},
-	"qwen3": {
-		"tiny": {Vocab: 512, Hidden: 256, Layers: 8, Heads: 4, KVHeads: 2, HeadDim: 64, FFN: 768, Context: 4096, Eps: 1e-6,
-			Theta: 1e6, Tied: true, Note: "the shared qwen3-tiny test model"},
-		"0.6b": {Vocab: 151936, Hidden: 1024, Layers: 28, Heads: 16, KVHeads: 8, HeadDim: 128, FFN: 3072, Context: 40960, Eps: 1e-6,
-			Theta: 1e6, Tied: true, Note: "Qwen3-0.6B config.json"},
-		"1.7b": {Vocab: 151936, Hidden: 2048, Layers: 28, Heads: 16, KVHeads: 8, HeadDim: 128, FFN: 6144, Context: 40960, Eps: 1e-6,
-			Theta: 1e6, Tied: true, Note: "Qwen3-1.7B config.json"},
-		"4b": {Vocab: 151936, Hidden: 2560, Layers: 36, Heads: 32, KVHeads: 8, HeadDim: 128, FFN: 9728, Context: 40960, Eps: 1e-6,
-			Theta: 1e6, Tied: true, Note: "Qwen3-4B config.json"},
-	},
-	"llama": {
-		"tiny": {Vocab: 512, Hidden: 256, Layers: 8, Heads: 4, KVHeads: 2, HeadDim: 64, FFN: 768, Context: 4096, Eps: 1e-5,
-			Theta: 1e4, Tied: false, Note: "the shared llama-tiny test model (untied head)"},
-		// Llama has no 1.7B or 4B; the nearest published sizes stand in.
-		// Their Llama 3 RoPE scaling is left out (random weights do not
-		// care, and siskin does not run rope_freqs yet).
-		"1.7b": {Vocab: 128256, Hidden: 2048, Layers: 16, Heads: 32, KVHeads: 8, HeadDim: 64, FFN: 8192, Context: 131072, Eps: 1e-5,
-			Theta: 500000, Tied: true, Note: "Llama-3.2-1B config.json (1.24B parameters)"},
-		"4b": {Vocab: 128256, Hidden: 3072, Layers: 28, Heads: 24, KVHeads: 8, HeadDim: 128, FFN: 8192, Context: 131072, Eps: 1e-5,
-			Theta: 500000, Tied: true, Note: "Llama-3.2-3B config.json (3.21B parameters)"},
-	},
-}
-
-// LookupShape finds a shape, with an error listing what exists.
-func LookupShape(arch, shape string) (Shape, error) {
-	byName, ok := Shapes[arch]
-	if !ok {
-		var archs []string
-		for a := range Shapes {
-			archs = append(archs, a)
-		}
-		sort.Strings(archs)
-		return Shape{}, fmt.Errorf("unknown architecture %q (want one of %s)", arch, strings.Join(archs, "|"))
-	}
-	s, ok := byName[strings.ToLower(shape)]
-	if !ok {
-		var names []string
-		for n := range byName {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		return Shape{}, fmt.Errorf("%s has no shape %q (available: %s)", arch, shape, strings.Join(names, "|"))
-	}
-	return s, nil
-}
-
 // SynthOptions controls Synth.
 type SynthOptions struct {
+	// Arch and Shape name the architecture and one of its shapes
+	// (model.Arch.Shapes), found in Archs (model/load's list).
 	Arch, Shape string
+	Archs       model.Archs
 	Type        FileType
 	Seed        uint64
 	Threads     int
 	Progress    func(done, total int64)
 }
-
-// sliding is Spark's layer pattern: three sliding layers, then a full one.
-func sliding(i int) bool { return i%4 != 3 }
 
 // Synth writes a random-weight model with a real shape straight in the
 // target type, tensor by tensor. Weights are N(0,1)/sqrt(fan_in) like the
@@ -117,44 +42,28 @@ func Synth(out string, opt SynthOptions) (*Report, error) {
 
 // planSynth lays out a synthetic model's metadata and tensors.
 func planSynth(opt SynthOptions) ([]gguf.KV, []outTensor, *Report, error) {
-	s, err := LookupShape(opt.Arch, opt.Shape)
+	arch, c, s, err := LookupShape(opt.Archs, opt.Arch, opt.Shape)
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	if opt.Type.Name == "" {
 		return nil, nil, nil, fmt.Errorf("synth: no output type given")
 	}
-	arch := opt.Arch
-	h, qd, kvd := uint64(s.Hidden), uint64(s.Heads*s.HeadDim), uint64(s.KVHeads*s.HeadDim)
-	f, v := uint64(s.FFN), uint64(s.Vocab)
 	// Shapes in GGML order (row length first), as llama.cpp lays them out.
-	shapes := map[string][]uint64{
-		"token_embd.weight":  {h, v},
-		"output_norm.weight": {h},
+	shapes := map[string][]uint64{}
+	dims := func(t model.Tensor) []uint64 {
+		if t.Cols == 0 {
+			return []uint64{uint64(t.Rows)}
+		}
+		return []uint64{uint64(t.Cols), uint64(t.Rows)}
 	}
-	if !s.Tied {
-		shapes["output.weight"] = []uint64{h, v}
+	global, layer := arch.Tensors(c)
+	for _, t := range global {
+		shapes[t.GGUF] = dims(t)
 	}
-	for i := 0; i < s.Layers; i++ {
-		p := fmt.Sprintf("blk.%d.", i)
-		shapes[p+"attn_norm.weight"] = []uint64{h}
-		shapes[p+"attn_output.weight"] = []uint64{qd, h}
-		shapes[p+"ffn_norm.weight"] = []uint64{h}
-		shapes[p+"ffn_gate.weight"] = []uint64{h, f}
-		shapes[p+"ffn_up.weight"] = []uint64{h, f}
-		shapes[p+"ffn_down.weight"] = []uint64{f, h}
-		switch arch {
-		case "spark2_5":
-			shapes[p+"attn_qkv.weight"] = []uint64{h, qd + 2*kvd}
-			shapes[p+"attn_gate.weight"] = []uint64{h, uint64(s.Heads)}
-		default:
-			shapes[p+"attn_q.weight"] = []uint64{h, qd}
-			shapes[p+"attn_k.weight"] = []uint64{h, kvd}
-			shapes[p+"attn_v.weight"] = []uint64{h, kvd}
-			if arch == "qwen3" {
-				shapes[p+"attn_q_norm.weight"] = []uint64{uint64(s.HeadDim)}
-				shapes[p+"attn_k_norm.weight"] = []uint64{uint64(s.HeadDim)}
-			}
+	for i := 0; i < c.Layers; i++ {
+		for _, t := range layer {
+			shapes[fmt.Sprintf(t.GGUF, i)] = dims(t)
 		}
 	}
 	names := make([]string, 0, len(shapes))
@@ -162,7 +71,7 @@ func planSynth(opt SynthOptions) ([]gguf.KV, []outTensor, *Report, error) {
 		names = append(names, n)
 	}
 	sortTensorNames(names)
-	mix := newMixer(opt.Type, s.Layers, names)
+	mix := newMixer(opt.Type, c.Layers, names)
 
 	rep := &Report{}
 	outs := make([]outTensor, 0, len(names))
@@ -177,7 +86,18 @@ func planSynth(opt SynthOptions) ([]gguf.KV, []outTensor, *Report, error) {
 		rep.OutBytes += ot.bytes()
 		rep.Tensors = append(rep.Tensors, TensorReport{Name: name, Dims: dims, From: tensor.F32, To: typ, Bytes: ot.bytes()})
 	}
-	return synthMetadata(arch, opt, s), outs, rep, nil
+	return synthMetadata(c, opt, s), outs, rep, nil
+}
+
+// LookupShape finds an architecture in archs and the Config of one of its
+// shapes, with errors listing what exists.
+func LookupShape(archs model.Archs, arch, shape string) (*model.Arch, *model.Config, model.Shape, error) {
+	a, err := archs.Lookup(arch)
+	if err != nil {
+		return nil, nil, model.Shape{}, err
+	}
+	c, s, err := a.SynthConfig(shape)
+	return a, c, s, err
 }
 
 // randomRows returns the fill function of one synthetic tensor.
@@ -219,41 +139,17 @@ func splitmix(x uint64) uint64 {
 
 // synthMetadata writes the keys the loaders read, in llama.cpp's order,
 // and a synthetic tokenizer.
-func synthMetadata(arch string, opt SynthOptions, s Shape) []gguf.KV {
+func synthMetadata(c *model.Config, opt SynthOptions, s model.Shape) []gguf.KV {
 	var kvs []gguf.KV
 	add := func(k string, v any) {
 		t, _ := valueType(v)
 		kvs = append(kvs, gguf.KV{Key: k, Type: t, Value: v})
 	}
-	add("general.architecture", arch)
-	add("general.name", fmt.Sprintf("synth-%s-%s", arch, strings.ToLower(opt.Shape)))
+	add("general.architecture", c.Arch)
+	add("general.name", fmt.Sprintf("synth-%s-%s", c.Arch, strings.ToLower(opt.Shape)))
 	add("general.description", fmt.Sprintf("random weights made by siskin synth (seed %d); shape of %s", opt.Seed, s.Note))
-	a := arch + "."
-	add(a+"context_length", uint32(s.Context))
-	add(a+"embedding_length", uint32(s.Hidden))
-	add(a+"feed_forward_length", uint32(s.FFN))
-	add(a+"block_count", uint32(s.Layers))
-	add(a+"attention.head_count", uint32(s.Heads))
-	add(a+"attention.head_count_kv", uint32(s.KVHeads))
-	add(a+"attention.key_length", uint32(s.HeadDim))
-	add(a+"attention.value_length", uint32(s.HeadDim))
-	add(a+"attention.layer_norm_rms_epsilon", s.Eps)
-	add(a+"vocab_size", uint32(s.Vocab))
-	add(a+"rope.freq_base", float32(s.Theta))
-	if arch == "spark2_5" {
-		pattern := make([]bool, s.Layers)
-		for i := range pattern {
-			pattern[i] = sliding(i)
-		}
-		add(a+"rope.freq_base_swa", float32(s.ThetaSWA))
-		add(a+"rope.dimension_count", uint32(s.RotFull*float64(s.HeadDim)))
-		add(a+"rope.dimension_count_swa", uint32(s.HeadDim))
-		add(a+"attention.sliding_window", uint32(s.Window))
-		add(a+"attention.sliding_window_pattern", pattern)
-	} else {
-		add(a+"rope.dimension_count", uint32(s.HeadDim))
-	}
-	tokens, types, merges := synthVocab(s.Vocab)
+	kvs = append(kvs, configKVs(c)...)
+	tokens, types, merges := synthVocab(c.Vocab)
 	add("tokenizer.ggml.model", "gpt2")
 	add("tokenizer.ggml.pre", "default")
 	add("tokenizer.ggml.tokens", tokens)

@@ -17,7 +17,7 @@ func synth(t *testing.T, arch, shape, typ string, seed uint64, threads int) stri
 		t.Fatal(err)
 	}
 	out := filepath.Join(t.TempDir(), arch+"-"+shape+"-"+typ+".gguf")
-	if _, err := Synth(out, SynthOptions{Arch: arch, Shape: shape, Type: ft, Seed: seed, Threads: threads}); err != nil {
+	if _, err := Synth(out, SynthOptions{Arch: arch, Shape: shape, Archs: testArchs, Type: ft, Seed: seed, Threads: threads}); err != nil {
 		t.Fatal(err)
 	}
 	return out
@@ -100,7 +100,7 @@ var tokenizerOpts = tokenizer.EncodeOptions{}
 // sizes llama-bench reported for llama.cpp's files (docs/performance.md).
 func TestSynthSizesMatchLlamaCpp(t *testing.T) {
 	for typ, want := range map[string]int64{"q4_k_m": 1102073856, "q4_0": 1030164480, "q8_0": 1814728704, "f16": 3415547904} {
-		_, _, rep, err := planSynth(SynthOptions{Arch: "spark2_5", Shape: "1.7b", Type: mustType(t, typ)})
+		_, _, rep, err := planSynth(SynthOptions{Arch: "spark2_5", Shape: "1.7b", Archs: testArchs, Type: mustType(t, typ)})
 		if err != nil {
 			t.Fatal(err)
 		}

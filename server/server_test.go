@@ -12,7 +12,6 @@ import (
 	"testing"
 
 	"github.com/siskin-ml/siskin/chat"
-	"github.com/siskin-ml/siskin/chat/toolcall"
 	"github.com/siskin-ml/siskin/engine"
 	"github.com/siskin-ml/siskin/internal/testdata"
 	"github.com/siskin-ml/siskin/model"
@@ -93,7 +92,7 @@ func newServer(t testing.TB, su setup, elem ...string) (*Server, *engine.Engine,
 		cfg.Defaults = sample.Defaults()
 	}
 	if arch := lm.Model.Config().Arch; cfg.ToolParser == "" && tmpl != nil {
-		cfg.ToolParser = toolcall.ToolParserFor(arch)
+		cfg.ToolParser = load.ToolParserFor(arch)
 		if arch == "spark2_5" {
 			cfg.ReasoningParser = "deepseek_r1" // as `siskin serve` picks it
 		}

@@ -29,7 +29,35 @@ var ggufKinds = map[int32]tokenKind{
 // (SentencePiece scores), "gpt2" (byte-level BPE) with the pre-tokenizers
 // listed in ggufPres, and "bert" (WordPiece).
 func FromGGUF(f *gguf.File) (*Tokenizer, error) {
+	t, err := ggufVocab(f)
+	if err != nil {
+		return nil, err
+	}
 	model, _ := f.String("tokenizer.ggml.model")
+	var d ggufDefaults
+	switch model {
+	case "llama":
+		d = t.ggufSentencePiece(f)
+	case "gpt2":
+		if d, err = t.ggufByteLevelBPE(f); err != nil {
+			return nil, err
+		}
+	case "bert":
+		d = t.ggufWordPiece()
+	default:
+		return nil, fmt.Errorf("tokenizer: unsupported tokenizer.ggml.model %q", model)
+	}
+	t.ggufSpecials(f, model == "bert", d)
+	t.finish(t.ggufRender(f))
+	return t, nil
+}
+
+// ggufDefaults is what a tokenizer model adds around a text unless the
+// file says otherwise.
+type ggufDefaults struct{ addBOS, addSEP bool }
+
+// ggufVocab reads the tokens, their types and scores.
+func ggufVocab(f *gguf.File) (*Tokenizer, error) {
 	tokens, ok := f.Strings("tokenizer.ggml.tokens")
 	if !ok || len(tokens) == 0 {
 		return nil, fmt.Errorf("tokenizer: GGUF has no tokenizer.ggml.tokens")
@@ -72,80 +100,89 @@ func FromGGUF(f *gguf.File) (*Tokenizer, error) {
 	for i := range t.byteIDs {
 		t.byteIDs[i] = -1
 	}
+	return t, nil
+}
 
-	addBOS, addEOS, addSEP := false, false, false
-	sep := -1
-	switch model {
-	case "llama":
-		// llama.cpp's defaults for SentencePiece vocabularies.
-		t.model = modelSPM
-		t.bos, t.eos, t.unk = 1, 2, 0
-		addBOS = true
-		t.spacePrefix = true
-		if v, ok := f.Bool("tokenizer.ggml.add_space_prefix"); ok {
-			t.spacePrefix = v
-		}
-		if t.spacePrefix {
-			t.strip = stripFirstToken
-		}
-		for b := 0; b < 256; b++ {
-			if id, ok := t.ids[fmt.Sprintf("<0x%02X>", b)]; ok {
-				t.byteIDs[b] = id
-			} else if id, ok := t.ids[string([]byte{byte(b)})]; ok {
-				t.byteIDs[b] = id
-			}
-		}
-	case "gpt2":
-		t.model = modelBPE
-		t.byteLevel = true
-		name, _ := f.String("tokenizer.ggml.pre")
-		if name == "" {
-			name = "default" // llama.cpp's choice for files that predate the key
-		}
-		if name == "kimi-k2" || name == "afmoe" {
-			// llama.cpp splits these with hand-written code, not regexes.
-			return nil, fmt.Errorf("tokenizer: pre-tokenizer %q is not supported", name)
-		}
-		pre, ok := ggufPres[name]
-		if !ok {
-			// llama.cpp warns and uses its default pre-tokenizer.
-			pre = preDefault
-		}
-		t.pre = mustSplits(pre.patterns...)
-		t.ignoreMerges = pre.ignoreMerges
-		addBOS = pre.addBOS
-		merges, _ := f.Strings("tokenizer.ggml.merges")
-		err := t.addMerges(len(merges), func(rank int) (string, string, error) {
-			// llama.cpp splits at the first space after the first byte, so
-			// that a merge may start with a space character.
-			m := merges[rank]
-			i := strings.IndexByte(m[min(1, len(m)):], ' ')
-			if i < 0 {
-				return "", "", fmt.Errorf("tokenizer: malformed merge %q", m)
-			}
-			i += min(1, len(m))
-			return m[:i], m[i+1:], nil
-		})
-		if err != nil {
-			return nil, err
-		}
-		for b := 0; b < 256; b++ {
-			if id, ok := t.ids[string(byteToRune[b])]; ok {
-				t.byteIDs[b] = id
-			}
-		}
-	case "bert":
-		// llama.cpp's defaults for WordPiece vocabularies: [CLS] text [SEP].
-		t.model = modelWPM
-		t.bos, t.unk = 101, 100
-		addBOS, addSEP = true, true
-		for _, p := range tokens {
-			t.maxTokenLen = max(t.maxTokenLen, len(p))
-		}
-	default:
-		return nil, fmt.Errorf("tokenizer: unsupported tokenizer.ggml.model %q", model)
+// ggufSentencePiece sets up tokenizer model "llama" with llama.cpp's
+// defaults for SentencePiece vocabularies.
+func (t *Tokenizer) ggufSentencePiece(f *gguf.File) ggufDefaults {
+	t.model = modelSPM
+	t.bos, t.eos, t.unk = 1, 2, 0
+	t.spacePrefix = true
+	if v, ok := f.Bool("tokenizer.ggml.add_space_prefix"); ok {
+		t.spacePrefix = v
 	}
+	if t.spacePrefix {
+		t.strip = stripFirstToken
+	}
+	for b := 0; b < 256; b++ {
+		if id, ok := t.ids[fmt.Sprintf("<0x%02X>", b)]; ok {
+			t.byteIDs[b] = id
+		} else if id, ok := t.ids[string([]byte{byte(b)})]; ok {
+			t.byteIDs[b] = id
+		}
+	}
+	return ggufDefaults{addBOS: true}
+}
 
+// ggufByteLevelBPE sets up tokenizer model "gpt2": byte-level BPE with
+// the pre-tokenizer tokenizer.ggml.pre names and the merges.
+func (t *Tokenizer) ggufByteLevelBPE(f *gguf.File) (ggufDefaults, error) {
+	t.model = modelBPE
+	t.byteLevel = true
+	name, _ := f.String("tokenizer.ggml.pre")
+	if name == "" {
+		name = "default" // llama.cpp's choice for files that predate the key
+	}
+	if name == "kimi-k2" || name == "afmoe" {
+		// llama.cpp splits these with hand-written code, not regexes.
+		return ggufDefaults{}, fmt.Errorf("tokenizer: pre-tokenizer %q is not supported", name)
+	}
+	pre, ok := ggufPres[name]
+	if !ok {
+		// llama.cpp warns and uses its default pre-tokenizer.
+		pre = preDefault
+	}
+	t.pre = mustSplits(pre.patterns...)
+	t.ignoreMerges = pre.ignoreMerges
+	merges, _ := f.Strings("tokenizer.ggml.merges")
+	err := t.addMerges(len(merges), func(rank int) (string, string, error) {
+		// llama.cpp splits at the first space after the first byte, so
+		// that a merge may start with a space character.
+		m := merges[rank]
+		i := strings.IndexByte(m[min(1, len(m)):], ' ')
+		if i < 0 {
+			return "", "", fmt.Errorf("tokenizer: malformed merge %q", m)
+		}
+		i += min(1, len(m))
+		return m[:i], m[i+1:], nil
+	})
+	if err != nil {
+		return ggufDefaults{}, err
+	}
+	for b := 0; b < 256; b++ {
+		if id, ok := t.ids[string(byteToRune[b])]; ok {
+			t.byteIDs[b] = id
+		}
+	}
+	return ggufDefaults{addBOS: pre.addBOS}, nil
+}
+
+// ggufWordPiece sets up tokenizer model "bert" with llama.cpp's defaults
+// for WordPiece vocabularies: [CLS] text [SEP].
+func (t *Tokenizer) ggufWordPiece() ggufDefaults {
+	t.model = modelWPM
+	t.bos, t.unk = 101, 100
+	for _, p := range t.pieces {
+		t.maxTokenLen = max(t.maxTokenLen, len(p))
+	}
+	return ggufDefaults{addBOS: true, addSEP: true}
+}
+
+// ggufSpecials reads the special token ids and whether BOS, EOS and (for
+// WordPiece) SEP are added around a text.
+func (t *Tokenizer) ggufSpecials(f *gguf.File, bert bool, d ggufDefaults) {
+	n := len(t.pieces)
 	tokenID := func(key string, def int) int {
 		v, ok := f.Uint(key)
 		if !ok {
@@ -156,7 +193,8 @@ func FromGGUF(f *gguf.File) (*Tokenizer, error) {
 		}
 		return int(v)
 	}
-	if model == "bert" {
+	sep := -1
+	if bert {
 		// Older BERT conversions name the [CLS] that starts a sequence so.
 		t.bos = tokenID("tokenizer.ggml.cls_token_id", t.bos)
 		sep = tokenID("tokenizer.ggml.seperator_token_id", 102) // sic: llama.cpp's key
@@ -170,6 +208,7 @@ func FromGGUF(f *gguf.File) (*Tokenizer, error) {
 			t.eog[id] = true
 		}
 	}
+	addBOS, addEOS, addSEP := d.addBOS, false, d.addSEP
 	if v, ok := f.Bool("tokenizer.ggml.add_bos_token"); ok {
 		addBOS = v
 	}
@@ -188,16 +227,20 @@ func FromGGUF(f *gguf.File) (*Tokenizer, error) {
 	if addSEP && sep >= 0 {
 		t.suffixIDs = append(t.suffixIDs, sep)
 	}
+}
 
+// ggufRender sets each token's rendered text and returns the tokens the
+// splitter matches in text (control, unknown and user-defined ones).
+func (t *Tokenizer) ggufRender(f *gguf.File) []addedToken {
 	// llama.cpp makes Phi-3's special tokens swallow the whitespace after
 	// them, by model name (its chat template puts a newline after each).
 	name, _ := f.String("general.name")
 	name = strings.ToLower(name)
 	phi3 := strings.Contains(name, "phi-3") || strings.Contains(name, "phi3")
 
-	t.render = make([]string, n)
+	t.render = make([]string, len(t.pieces))
 	var added []addedToken
-	for id, p := range tokens {
+	for id, p := range t.pieces {
 		switch t.kinds[id] {
 		case kindNormal:
 			if t.model != modelBPE {
@@ -217,8 +260,7 @@ func FromGGUF(f *gguf.File) (*Tokenizer, error) {
 			added = append(added, addedToken{text: p, id: id, special: t.kinds[id] != kindUserDefined, rstrip: rstrip})
 		}
 	}
-	t.finish(added)
-	return t, nil
+	return added
 }
 
 // addMerges records n merges, rank by rank, of the vocabulary strings

@@ -73,17 +73,19 @@ type hfTokenizer struct {
 	PreTokenizer  json.RawMessage `json:"pre_tokenizer"`
 	PostProcessor json.RawMessage `json:"post_processor"`
 	Decoder       json.RawMessage `json:"decoder"`
-	Model         struct {
-		Type                    string          `json:"type"`
-		Vocab                   json.RawMessage `json:"vocab"`
-		Merges                  json.RawMessage `json:"merges"`
-		UnkToken                *string         `json:"unk_token"`
-		ByteFallback            bool            `json:"byte_fallback"`
-		FuseUnk                 bool            `json:"fuse_unk"`
-		IgnoreMerges            bool            `json:"ignore_merges"`
-		ContinuingSubwordPrefix *string         `json:"continuing_subword_prefix"`
-		EndOfWordSuffix         *string         `json:"end_of_word_suffix"`
-	} `json:"model"`
+	Model         hfModel         `json:"model"`
+}
+
+type hfModel struct {
+	Type                    string          `json:"type"`
+	Vocab                   json.RawMessage `json:"vocab"`
+	Merges                  json.RawMessage `json:"merges"`
+	UnkToken                *string         `json:"unk_token"`
+	ByteFallback            bool            `json:"byte_fallback"`
+	FuseUnk                 bool            `json:"fuse_unk"`
+	IgnoreMerges            bool            `json:"ignore_merges"`
+	ContinuingSubwordPrefix *string         `json:"continuing_subword_prefix"`
+	EndOfWordSuffix         *string         `json:"end_of_word_suffix"`
 }
 
 type hfConfig struct {
@@ -120,14 +122,44 @@ func isNull(raw json.RawMessage) bool {
 // pre-tokenizers, post-processors and decoders such vocabularies use;
 // anything else is an error rather than a silent approximation.
 func FromTokenizerJSON(tokenizerJSON, tokenizerConfigJSON []byte) (*Tokenizer, error) {
+	hf, cfg, vocab, err := parseHFFiles(tokenizerJSON, tokenizerConfigJSON)
+	if err != nil {
+		return nil, err
+	}
+	added, err := hfAddedTokens(hf.AddedTokens, cfg.AddedTokensDecoder)
+	if err != nil {
+		return nil, err
+	}
+	t, err := newHFVocab(&hf.Model, vocab, added)
+	if err != nil {
+		return nil, err
+	}
+	decode, err := t.hfPipeline(hf)
+	if err != nil {
+		return nil, err
+	}
+	addedToks := t.addHFTokens(added, decode)
+	if !isNull(hf.PostProcessor) {
+		if err := t.parsePostProcessor(hf.PostProcessor); err != nil {
+			return nil, err
+		}
+	}
+	t.hfSpecials(cfg)
+	t.finish(addedToks)
+	return t, nil
+}
+
+// parseHFFiles decodes tokenizer.json and tokenizer_config.json (nil:
+// none) and the model's vocabulary, refusing models other than BPE.
+func parseHFFiles(tokenizerJSON, tokenizerConfigJSON []byte) (*hfTokenizer, *hfConfig, map[string]int, error) {
 	var hf hfTokenizer
 	if err := json.Unmarshal(tokenizerJSON, &hf); err != nil {
-		return nil, fmt.Errorf("tokenizer.json: %w", err)
+		return nil, nil, nil, fmt.Errorf("tokenizer.json: %w", err)
 	}
 	var cfg hfConfig
 	if len(tokenizerConfigJSON) > 0 {
 		if err := json.Unmarshal(tokenizerConfigJSON, &cfg); err != nil {
-			return nil, fmt.Errorf("tokenizer_config.json: %w", err)
+			return nil, nil, nil, fmt.Errorf("tokenizer_config.json: %w", err)
 		}
 	}
 	m := &hf.Model
@@ -135,25 +167,27 @@ func FromTokenizerJSON(tokenizerJSON, tokenizerConfigJSON []byte) (*Tokenizer, e
 		m.Type = "BPE" // files written before "type" existed
 	}
 	if m.Type != "BPE" {
-		return nil, fmt.Errorf("tokenizer.json: unsupported model type %q", m.Type)
+		return nil, nil, nil, fmt.Errorf("tokenizer.json: unsupported model type %q", m.Type)
 	}
 	if (m.ContinuingSubwordPrefix != nil && *m.ContinuingSubwordPrefix != "") ||
 		(m.EndOfWordSuffix != nil && *m.EndOfWordSuffix != "") {
-		return nil, errors.New("tokenizer.json: BPE subword prefixes/suffixes are not supported")
+		return nil, nil, nil, errors.New("tokenizer.json: BPE subword prefixes/suffixes are not supported")
 	}
 	var vocab map[string]int
 	if err := json.Unmarshal(m.Vocab, &vocab); err != nil {
-		return nil, fmt.Errorf("tokenizer.json: model.vocab: %w", err)
+		return nil, nil, nil, fmt.Errorf("tokenizer.json: model.vocab: %w", err)
 	}
+	return &hf, &cfg, vocab, nil
+}
 
-	// Added tokens: tokenizer.json's list, plus tokenizer_config.json's
-	// added_tokens_decoder for ids the former lacks.
-	added := hf.AddedTokens
+// hfAddedTokens is tokenizer.json's list of added tokens, plus
+// tokenizer_config.json's added_tokens_decoder for ids the former lacks.
+func hfAddedTokens(added []hfAddedToken, decoder map[string]hfAddedToken) ([]hfAddedToken, error) {
 	seen := map[int]bool{}
 	for _, a := range added {
 		seen[a.ID] = true
 	}
-	for key, a := range cfg.AddedTokensDecoder {
+	for key, a := range decoder {
 		id, err := strconv.Atoi(key)
 		if err != nil {
 			return nil, fmt.Errorf("tokenizer_config.json: added token id %q", key)
@@ -164,7 +198,12 @@ func FromTokenizerJSON(tokenizerJSON, tokenizerConfigJSON []byte) (*Tokenizer, e
 			seen[id] = true
 		}
 	}
+	return added, nil
+}
 
+// newHFVocab makes a BPE tokenizer holding the model's vocabulary, with
+// room for the added tokens' ids.
+func newHFVocab(m *hfModel, vocab map[string]int, added []hfAddedToken) (*Tokenizer, error) {
 	// Ids must be dense enough to index by; this also bounds the memory a
 	// malformed file can make us allocate.
 	maxID := -1
@@ -220,9 +259,15 @@ func FromTokenizerJSON(tokenizerJSON, tokenizerConfigJSON []byte) (*Tokenizer, e
 	for i := range t.byteIDs {
 		t.byteIDs[i] = -1
 	}
+	return t, nil
+}
 
-	if !isNull(m.Merges) {
-		pairs, err := parseMerges(m.Merges)
+// hfPipeline reads the merges, normalizer, pre-tokenizer and decoder,
+// finds the byte tokens and renders every vocabulary token; it returns
+// the decoder for the added tokens.
+func (t *Tokenizer) hfPipeline(hf *hfTokenizer) (func(string) string, error) {
+	if m := hf.Model.Merges; !isNull(m) {
+		pairs, err := parseMerges(m)
 		if err != nil {
 			return nil, err
 		}
@@ -231,7 +276,6 @@ func FromTokenizerJSON(tokenizerJSON, tokenizerConfigJSON []byte) (*Tokenizer, e
 			return nil, err
 		}
 	}
-
 	if !isNull(hf.Normalizer) {
 		f, err := parseNormalizer(hf.Normalizer)
 		if err != nil {
@@ -267,7 +311,12 @@ func FromTokenizerJSON(tokenizerJSON, tokenizerConfigJSON []byte) (*Tokenizer, e
 			t.render[id] = decode(p)
 		}
 	}
+	return decode, nil
+}
 
+// addHFTokens enters the added tokens (control when special, else
+// user-defined) and returns them for the splitter.
+func (t *Tokenizer) addHFTokens(added []hfAddedToken, decode func(string) string) []addedToken {
 	var addedToks []addedToken
 	for _, a := range added {
 		if a.Content == "" {
@@ -287,12 +336,13 @@ func FromTokenizerJSON(tokenizerJSON, tokenizerConfigJSON []byte) (*Tokenizer, e
 			lstrip: a.LStrip, rstrip: a.RStrip, singleWord: a.SingleWord,
 		})
 	}
+	return addedToks
+}
 
-	if !isNull(hf.PostProcessor) {
-		if err := t.parsePostProcessor(hf.PostProcessor); err != nil {
-			return nil, err
-		}
-	}
+// hfSpecials sets BOS and EOS from tokenizer_config.json (else from the
+// post-processor's template) and, as transformers does, rebuilds the
+// template from add_bos_token/add_eos_token when the config sets them.
+func (t *Tokenizer) hfSpecials(cfg *hfConfig) {
 	if s := tokenText(cfg.BOS); s != "" {
 		if id, ok := t.ids[s]; ok {
 			t.bos = id
@@ -307,8 +357,6 @@ func FromTokenizerJSON(tokenizerJSON, tokenizerConfigJSON []byte) (*Tokenizer, e
 	} else if len(t.suffixIDs) > 0 {
 		t.eos = t.suffixIDs[len(t.suffixIDs)-1]
 	}
-	// transformers rebuilds the template from add_bos_token/add_eos_token
-	// when the config sets them.
 	if cfg.AddBOS != nil {
 		t.prefixIDs = nil
 		if *cfg.AddBOS && t.bos >= 0 {
@@ -321,8 +369,6 @@ func FromTokenizerJSON(tokenizerJSON, tokenizerConfigJSON []byte) (*Tokenizer, e
 			t.suffixIDs = []int{t.eos}
 		}
 	}
-	t.finish(addedToks)
-	return t, nil
 }
 
 // parseMerges reads merges as "a b" strings (older files) or [a, b] pairs.
@@ -442,35 +488,7 @@ func parseNormalizer(raw json.RawMessage) (func(string) string, error) {
 			return p.Prepend + s
 		}, nil
 	case "Replace":
-		var r struct {
-			Pattern hfPattern `json:"pattern"`
-			Content string    `json:"content"`
-		}
-		if err := json.Unmarshal(raw, &r); err != nil {
-			return nil, err
-		}
-		if r.Pattern.String != nil {
-			old := *r.Pattern.String
-			if old == "" {
-				return nil, errors.New("tokenizer.json: Replace with an empty pattern")
-			}
-			return func(s string) string { return strings.ReplaceAll(s, old, r.Content) }, nil
-		}
-		pat, err := r.Pattern.regex()
-		if err != nil {
-			return nil, err
-		}
-		re, err := compileRegex(pat)
-		if err != nil {
-			return nil, err
-		}
-		return func(s string) string {
-			out, err := re.Replace(s, r.Content, -1, -1)
-			if err != nil {
-				return s
-			}
-			return out
-		}, nil
+		return parseReplaceNormalizer(raw)
 	case "Strip":
 		var p struct {
 			Left  bool `json:"strip_left"`
@@ -490,6 +508,40 @@ func parseNormalizer(raw json.RawMessage) (func(string) string, error) {
 		}, nil
 	}
 	return nil, fmt.Errorf("tokenizer.json: unsupported normalizer %q", typ)
+}
+
+// parseReplaceNormalizer reads a Replace normalizer: a literal or a
+// regex pattern and its replacement.
+func parseReplaceNormalizer(raw json.RawMessage) (func(string) string, error) {
+	var r struct {
+		Pattern hfPattern `json:"pattern"`
+		Content string    `json:"content"`
+	}
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return nil, err
+	}
+	if r.Pattern.String != nil {
+		old := *r.Pattern.String
+		if old == "" {
+			return nil, errors.New("tokenizer.json: Replace with an empty pattern")
+		}
+		return func(s string) string { return strings.ReplaceAll(s, old, r.Content) }, nil
+	}
+	pat, err := r.Pattern.regex()
+	if err != nil {
+		return nil, err
+	}
+	re, err := compileRegex(pat)
+	if err != nil {
+		return nil, err
+	}
+	return func(s string) string {
+		out, err := re.Replace(s, r.Content, -1, -1)
+		if err != nil {
+			return s
+		}
+		return out
+	}, nil
 }
 
 // parsePreTokenizer appends the pre-tokenizer steps to t.pre.
@@ -518,31 +570,7 @@ func (t *Tokenizer) parsePreTokenizer(raw json.RawMessage) error {
 		}
 		return nil
 	case "Split":
-		var s struct {
-			Pattern  hfPattern `json:"pattern"`
-			Behavior string    `json:"behavior"`
-			Invert   bool      `json:"invert"`
-		}
-		if err := json.Unmarshal(raw, &s); err != nil {
-			return err
-		}
-		b, ok := splitBehaviors[s.Behavior]
-		if !ok {
-			return fmt.Errorf("tokenizer.json: unknown split behavior %q", s.Behavior)
-		}
-		pat, err := s.Pattern.regex()
-		if err != nil {
-			return err
-		}
-		sp, err := newRegexSplit(pat, b, s.Invert)
-		if err != nil {
-			return err
-		}
-		if lit := s.Pattern.String; lit != nil && *lit != "" && s.Pattern.Regex == nil {
-			sp.scan = scanLiteral(*lit)
-		}
-		t.pre = append(t.pre, sp)
-		return nil
+		return t.parseSplit(raw)
 	case "ByteLevel":
 		s := struct {
 			AddPrefixSpace bool `json:"add_prefix_space"`
@@ -576,6 +604,35 @@ func (t *Tokenizer) parsePreTokenizer(raw json.RawMessage) error {
 	return fmt.Errorf("tokenizer.json: unsupported pre_tokenizer %q", typ)
 }
 
+// parseSplit reads a Split pre-tokenizer.
+func (t *Tokenizer) parseSplit(raw json.RawMessage) error {
+	var s struct {
+		Pattern  hfPattern `json:"pattern"`
+		Behavior string    `json:"behavior"`
+		Invert   bool      `json:"invert"`
+	}
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return err
+	}
+	b, ok := splitBehaviors[s.Behavior]
+	if !ok {
+		return fmt.Errorf("tokenizer.json: unknown split behavior %q", s.Behavior)
+	}
+	pat, err := s.Pattern.regex()
+	if err != nil {
+		return err
+	}
+	sp, err := newRegexSplit(pat, b, s.Invert)
+	if err != nil {
+		return err
+	}
+	if lit := s.Pattern.String; lit != nil && *lit != "" && s.Pattern.Regex == nil {
+		sp.scan = scanLiteral(*lit)
+	}
+	t.pre = append(t.pre, sp)
+	return nil
+}
+
 // parsePostProcessor reads the tokens added around a single sequence.
 func (t *Tokenizer) parsePostProcessor(raw json.RawMessage) error {
 	typ, err := componentType(raw)
@@ -599,45 +656,7 @@ func (t *Tokenizer) parsePostProcessor(raw json.RawMessage) error {
 		}
 		return nil
 	case "TemplateProcessing":
-		var s struct {
-			Single []struct {
-				SpecialToken *struct {
-					ID string `json:"id"`
-				} `json:"SpecialToken"`
-				Sequence *struct {
-					ID string `json:"id"`
-				} `json:"Sequence"`
-			} `json:"single"`
-			SpecialTokens map[string]struct {
-				IDs []int `json:"ids"`
-			} `json:"special_tokens"`
-		}
-		if err := json.Unmarshal(raw, &s); err != nil {
-			return err
-		}
-		seenSeq := false
-		for _, it := range s.Single {
-			switch {
-			case it.Sequence != nil:
-				seenSeq = true
-			case it.SpecialToken != nil:
-				st, ok := s.SpecialTokens[it.SpecialToken.ID]
-				if !ok {
-					return fmt.Errorf("tokenizer.json: template token %q undefined", it.SpecialToken.ID)
-				}
-				for _, id := range st.IDs {
-					if id < 0 || id >= len(t.pieces) {
-						return fmt.Errorf("tokenizer.json: template id %d out of range", id)
-					}
-				}
-				if seenSeq {
-					t.suffixIDs = append(t.suffixIDs, st.IDs...)
-				} else {
-					t.prefixIDs = append(t.prefixIDs, st.IDs...)
-				}
-			}
-		}
-		return nil
+		return t.parseTemplateProcessing(raw)
 	case "BertProcessing", "RobertaProcessing":
 		var s struct {
 			Sep []json.RawMessage `json:"sep"`
@@ -666,6 +685,51 @@ func (t *Tokenizer) parsePostProcessor(raw json.RawMessage) error {
 		return nil
 	}
 	return fmt.Errorf("tokenizer.json: unsupported post_processor %q", typ)
+}
+
+// parseTemplateProcessing reads a TemplateProcessing post-processor's
+// single-sequence template: the special tokens before the sequence go
+// first, those after it last.
+func (t *Tokenizer) parseTemplateProcessing(raw json.RawMessage) error {
+	var s struct {
+		Single []struct {
+			SpecialToken *struct {
+				ID string `json:"id"`
+			} `json:"SpecialToken"`
+			Sequence *struct {
+				ID string `json:"id"`
+			} `json:"Sequence"`
+		} `json:"single"`
+		SpecialTokens map[string]struct {
+			IDs []int `json:"ids"`
+		} `json:"special_tokens"`
+	}
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return err
+	}
+	seenSeq := false
+	for _, it := range s.Single {
+		switch {
+		case it.Sequence != nil:
+			seenSeq = true
+		case it.SpecialToken != nil:
+			st, ok := s.SpecialTokens[it.SpecialToken.ID]
+			if !ok {
+				return fmt.Errorf("tokenizer.json: template token %q undefined", it.SpecialToken.ID)
+			}
+			for _, id := range st.IDs {
+				if id < 0 || id >= len(t.pieces) {
+					return fmt.Errorf("tokenizer.json: template id %d out of range", id)
+				}
+			}
+			if seenSeq {
+				t.suffixIDs = append(t.suffixIDs, st.IDs...)
+			} else {
+				t.prefixIDs = append(t.prefixIDs, st.IDs...)
+			}
+		}
+	}
+	return nil
 }
 
 // parseDecoder returns how one model token renders. Hugging Face decoders
@@ -703,22 +767,11 @@ func (t *Tokenizer) parseDecoder(raw json.RawMessage) (func(string) string, erro
 		case "Fuse":
 			fused = true // joining tokens changes nothing for concatenation
 		case "Replace":
-			var r struct {
-				Pattern hfPattern `json:"pattern"`
-				Content string    `json:"content"`
-			}
-			if err := json.Unmarshal(raw, &r); err != nil {
+			step, err := replaceDecoder(raw, fused)
+			if err != nil {
 				return err
 			}
-			if r.Pattern.String == nil || *r.Pattern.String == "" {
-				return errors.New("tokenizer.json: decoder Replace needs a String pattern")
-			}
-			old := *r.Pattern.String
-			if fused && len([]rune(old)) != 1 {
-				// On the fused text a longer pattern could span tokens.
-				return errors.New("tokenizer.json: decoder Replace after Fuse needs a one-character pattern")
-			}
-			steps = append(steps, func(s string) string { return strings.ReplaceAll(s, old, r.Content) })
+			steps = append(steps, step)
 		case "Strip":
 			var s struct {
 				Content string `json:"content"`
@@ -733,28 +786,11 @@ func (t *Tokenizer) parseDecoder(raw json.RawMessage) (func(string) string, erro
 			}
 			t.strip = stripOutput
 		case "Metaspace":
-			var s struct {
-				Replacement    string  `json:"replacement"`
-				PrependScheme  *string `json:"prepend_scheme"`
-				AddPrefixSpace *bool   `json:"add_prefix_space"`
-			}
-			if err := json.Unmarshal(raw, &s); err != nil {
+			step, err := t.parseMetaspace(raw)
+			if err != nil {
 				return err
 			}
-			if s.Replacement == "" {
-				s.Replacement = "▁"
-			}
-			rep := s.Replacement
-			steps = append(steps, func(p string) string { return strings.ReplaceAll(p, rep, " ") })
-			strip := true
-			if s.PrependScheme != nil {
-				strip = *s.PrependScheme != "never"
-			} else if s.AddPrefixSpace != nil {
-				strip = *s.AddPrefixSpace
-			}
-			if strip {
-				t.strip = stripFirstToken
-			}
+			steps = append(steps, step)
 		default:
 			return fmt.Errorf("tokenizer.json: unsupported decoder %q", typ)
 		}
@@ -769,4 +805,53 @@ func (t *Tokenizer) parseDecoder(raw json.RawMessage) (func(string) string, erro
 		}
 		return s
 	}, nil
+}
+
+// replaceDecoder reads a Replace decoder, which must replace a literal
+// (one character after Fuse).
+func replaceDecoder(raw json.RawMessage, fused bool) (func(string) string, error) {
+	var r struct {
+		Pattern hfPattern `json:"pattern"`
+		Content string    `json:"content"`
+	}
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return nil, err
+	}
+	if r.Pattern.String == nil || *r.Pattern.String == "" {
+		return nil, errors.New("tokenizer.json: decoder Replace needs a String pattern")
+	}
+	old := *r.Pattern.String
+	if fused && len([]rune(old)) != 1 {
+		// On the fused text a longer pattern could span tokens.
+		return nil, errors.New("tokenizer.json: decoder Replace after Fuse needs a one-character pattern")
+	}
+	return func(s string) string { return strings.ReplaceAll(s, old, r.Content) }, nil
+}
+
+// parseMetaspace reads a Metaspace decoder: its replacement character
+// becomes a space, and the first token loses its leading space unless the
+// prepend scheme is "never".
+func (t *Tokenizer) parseMetaspace(raw json.RawMessage) (func(string) string, error) {
+	var s struct {
+		Replacement    string  `json:"replacement"`
+		PrependScheme  *string `json:"prepend_scheme"`
+		AddPrefixSpace *bool   `json:"add_prefix_space"`
+	}
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return nil, err
+	}
+	if s.Replacement == "" {
+		s.Replacement = "▁"
+	}
+	rep := s.Replacement
+	strip := true
+	if s.PrependScheme != nil {
+		strip = *s.PrependScheme != "never"
+	} else if s.AddPrefixSpace != nil {
+		strip = *s.AddPrefixSpace
+	}
+	if strip {
+		t.strip = stripFirstToken
+	}
+	return func(p string) string { return strings.ReplaceAll(p, rep, " ") }, nil
 }

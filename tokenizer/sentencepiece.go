@@ -277,24 +277,10 @@ func FromSentencePiece(data []byte) (*Tokenizer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sentencepiece model: %w", err)
 	}
+	if err := m.supported(); err != nil {
+		return nil, err
+	}
 	n := len(m.pieces)
-	if n == 0 {
-		return nil, errors.New("sentencepiece model: no pieces")
-	}
-	switch m.modelType {
-	case spBPE:
-	case spUnigram:
-		return nil, errors.New("sentencepiece model: Unigram models are not supported")
-	default:
-		return nil, fmt.Errorf("sentencepiece model: unsupported model type %d", m.modelType)
-	}
-	if len(m.charsmap) > 0 {
-		return nil, errors.New("sentencepiece model: precompiled normalization rules are not supported")
-	}
-	if !m.escapeWS || m.removeExtra || m.wsAsSuffix {
-		return nil, fmt.Errorf("sentencepiece model: unsupported normalizer (escape_whitespaces %v, remove_extra_whitespaces %v, treat_whitespace_as_suffix %v)",
-			m.escapeWS, m.removeExtra, m.wsAsSuffix)
-	}
 	t := &Tokenizer{
 		model:         modelSPM,
 		sentencePiece: true,
@@ -326,8 +312,47 @@ func FromSentencePiece(data []byte) (*Tokenizer, error) {
 	for i := range t.byteIDs {
 		t.byteIDs[i] = -1
 	}
+	added, err := t.spPieces()
+	if err != nil {
+		return nil, err
+	}
+	if !m.byteFallbk {
+		for i := range t.byteIDs {
+			t.byteIDs[i] = -1
+		}
+	}
+	t.finish(added)
+	return t, nil
+}
+
+// supported refuses what the encoder does not implement.
+func (m *spModel) supported() error {
+	if len(m.pieces) == 0 {
+		return errors.New("sentencepiece model: no pieces")
+	}
+	switch m.modelType {
+	case spBPE:
+	case spUnigram:
+		return errors.New("sentencepiece model: Unigram models are not supported")
+	default:
+		return fmt.Errorf("sentencepiece model: unsupported model type %d", m.modelType)
+	}
+	if len(m.charsmap) > 0 {
+		return errors.New("sentencepiece model: precompiled normalization rules are not supported")
+	}
+	if !m.escapeWS || m.removeExtra || m.wsAsSuffix {
+		return fmt.Errorf("sentencepiece model: unsupported normalizer (escape_whitespaces %v, remove_extra_whitespaces %v, treat_whitespace_as_suffix %v)",
+			m.escapeWS, m.removeExtra, m.wsAsSuffix)
+	}
+	return nil
+}
+
+// spPieces indexes the pieces, sets their rendered text and byte ids,
+// and returns those the splitter matches in text (control, unknown and
+// user-defined pieces).
+func (t *Tokenizer) spPieces() ([]addedToken, error) {
 	var added []addedToken
-	for i, p := range m.pieces {
+	for i, p := range t.pieces {
 		if _, dup := t.ids[p]; dup {
 			return nil, fmt.Errorf("sentencepiece model: piece %q listed twice", p)
 		}
@@ -350,11 +375,5 @@ func FromSentencePiece(data []byte) (*Tokenizer, error) {
 			added = append(added, addedToken{text: p, id: i})
 		}
 	}
-	if !m.byteFallbk {
-		for i := range t.byteIDs {
-			t.byteIDs[i] = -1
-		}
-	}
-	t.finish(added)
-	return t, nil
+	return added, nil
 }

@@ -9,52 +9,72 @@ package tokenizer
 // which differs only in which pieces merges may produce and in unused
 // pieces, which are split back into the pair that formed them.
 func (t *Tokenizer) spmEncode(out []int, text string) []int {
-	type symbol struct {
-		start, n   int
-		prev, next int
-	}
-	var syms []symbol
+	m := spmMerger{t: t, text: text}
 	for off := 0; off < len(text); {
 		n := min(utf8Len(text[off]), len(text)-off)
-		syms = append(syms, symbol{start: off, n: n, prev: len(syms) - 1, next: len(syms) + 1})
+		m.syms = append(m.syms, spmSymbol{start: off, n: n, prev: len(m.syms) - 1, next: len(m.syms) + 1})
 		off += n
 	}
-	if len(syms) == 0 {
+	if len(m.syms) == 0 {
 		return out
 	}
-	syms[len(syms)-1].next = -1
+	m.syms[len(m.syms)-1].next = -1
+	for i := 1; i < len(m.syms); i++ {
+		m.try(i-1, i)
+	}
+	m.mergeAll()
+	return m.emit(out)
+}
 
-	var h bigramHeap
-	var revMerge map[string][2]string // sentencepiece: unused piece -> the pair that formed it
-	try := func(l, r int) {
-		if l < 0 || r < 0 {
-			return
-		}
-		s := text[syms[l].start : syms[l].start+syms[l].n+syms[r].n]
-		id, ok := t.ids[s]
-		if !ok {
-			return
-		}
-		if t.sentencePiece {
-			switch t.kinds[id] {
-			case kindNormal, kindUserDefined:
-			case kindUnused:
-				if revMerge == nil {
-					revMerge = map[string][2]string{}
-				}
-				ls := text[syms[l].start : syms[l].start+syms[l].n]
-				revMerge[s] = [2]string{ls, s[len(ls):]}
-			default:
-				return // control, unknown and byte pieces are not merge results
+// spmSymbol is a run of text [start, start+n) in a linked list of the
+// symbols left (n 0 once merged into the one before).
+type spmSymbol struct {
+	start, n   int
+	prev, next int
+}
+
+// spmMerger is one text's symbols and the queue of pairs that may merge.
+type spmMerger struct {
+	t        *Tokenizer
+	text     string
+	syms     []spmSymbol
+	h        bigramHeap
+	revMerge map[string][2]string // sentencepiece: unused piece -> the pair that formed it
+}
+
+// try queues the pair of symbols l and r if their concatenation is a
+// token a merge may produce.
+func (m *spmMerger) try(l, r int) {
+	if l < 0 || r < 0 {
+		return
+	}
+	t, syms := m.t, m.syms
+	s := m.text[syms[l].start : syms[l].start+syms[l].n+syms[r].n]
+	id, ok := t.ids[s]
+	if !ok {
+		return
+	}
+	if t.sentencePiece {
+		switch t.kinds[id] {
+		case kindNormal, kindUserDefined:
+		case kindUnused:
+			if m.revMerge == nil {
+				m.revMerge = map[string][2]string{}
 			}
+			ls := m.text[syms[l].start : syms[l].start+syms[l].n]
+			m.revMerge[s] = [2]string{ls, s[len(ls):]}
+		default:
+			return // control, unknown and byte pieces are not merge results
 		}
-		h.push(bigram{score: t.scores[id], left: l, right: r, size: len(s)})
 	}
-	for i := 1; i < len(syms); i++ {
-		try(i-1, i)
-	}
-	for len(h) > 0 {
-		b := h.pop()
+	m.h.push(bigram{score: t.scores[id], left: l, right: r, size: len(s)})
+}
+
+// mergeAll merges the best queued pair until none is left.
+func (m *spmMerger) mergeAll() {
+	syms := m.syms
+	for len(m.h) > 0 {
+		b := m.h.pop()
 		l, r := &syms[b.left], &syms[b.right]
 		// A pair whose symbols changed since it was queued is stale.
 		if l.n == 0 || r.n == 0 || l.n+r.n != b.size {
@@ -66,13 +86,18 @@ func (t *Tokenizer) spmEncode(out []int, text string) []int {
 		if r.next >= 0 {
 			syms[r.next].prev = b.left
 		}
-		try(l.prev, b.left)
-		try(b.left, l.next)
+		m.try(l.prev, b.left)
+		m.try(b.left, l.next)
 	}
+}
+
+// emit appends the ids of the symbols left.
+func (m *spmMerger) emit(out []int) []int {
+	t, syms := m.t, m.syms
 	for i := 0; i >= 0; i = syms[i].next {
-		s := text[syms[i].start : syms[i].start+syms[i].n]
+		s := m.text[syms[i].start : syms[i].start+syms[i].n]
 		if t.sentencePiece {
-			out = t.spEmit(out, s, revMerge)
+			out = t.spEmit(out, s, m.revMerge)
 			continue
 		}
 		// Every merged symbol is a token by construction, so llama.cpp's

@@ -4,34 +4,41 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/siskin-ml/siskin/device"
 	"github.com/siskin-ml/siskin/model"
 	"github.com/siskin-ml/siskin/quantize"
 	"github.com/siskin-ml/siskin/tensor"
 )
 
-// Weight paths (the names device.ChooseWeightPath and profiles use).
+// Path is a weight path's name (device.WeightPath: profiles, flags and
+// device.ChooseWeightPath use the same type).
+type Path = device.WeightPath
+
+// Weight paths.
 const (
-	GGUF  = "gguf"  // the file's own types, packed for the kernels
-	W4A8  = "w4a8"  // int4 weights, int8 dynamic activations
-	W4A16 = "w4a16" // int4 weights, float activations
-	W8A8  = "w8a8"  // int8 weights, int8 dynamic activations
+	GGUF  = device.WeightPathGGUF  // the file's own types, packed for the kernels
+	W4A8  = device.WeightPathW4A8  // int4 weights, int8 dynamic activations
+	W4A16 = device.WeightPathW4A16 // int4 weights, float activations
+	W8A8  = device.WeightPathW8A8  // int8 weights, int8 dynamic activations
 	// Q4KM is llama.cpp's Q4_K_M mix (Q4_K, with Q6_K where it keeps more
 	// bits), made at load with llama.cpp's reference quantizers: the GGUF
 	// kernels with a Q4_K_M file's fidelity, from any source.
-	Q4KM = "q4_k_m"
+	Q4KM = device.WeightPathQ4KM
 )
 
 // Paths lists the weight paths in the order they are documented.
-var Paths = []string{GGUF, W4A8, W4A16, W8A8, Q4KM}
+var Paths = []Path{GGUF, W4A8, W4A16, W8A8, Q4KM}
 
 // CheckPath refuses an unknown weight-path name.
-func CheckPath(p string) error {
-	for _, q := range Paths {
+func CheckPath(p Path) error {
+	names := make([]string, len(Paths))
+	for i, q := range Paths {
 		if p == q {
 			return nil
 		}
+		names[i] = string(q)
 	}
-	return fmt.Errorf("unknown weight path %q (want one of %s)", p, strings.Join(Paths, ", "))
+	return fmt.Errorf("unknown weight path %q (want one of %s)", p, strings.Join(names, ", "))
 }
 
 // policyVersion changes whenever Target's choices change, so that caches
@@ -56,7 +63,7 @@ const policyVersion = 3
 //
 // On the Q4KM path the type is the one llama.cpp's quantizer gives the
 // weight in a Q4_K_M file.
-func Target(path string, r model.Role, typ tensor.Type, cols int) tensor.Type {
+func Target(path Path, r model.Role, typ tensor.Type, cols int) tensor.Type {
 	if path == Q4KM {
 		name := r.Name
 		if strings.Contains(name, "%d") {
@@ -81,7 +88,7 @@ func Target(path string, r model.Role, typ tensor.Type, cols int) tensor.Type {
 }
 
 var q4km = func() quantize.FileType {
-	ft, err := quantize.ParseFileType(Q4KM)
+	ft, err := quantize.ParseFileType(string(Q4KM))
 	if err != nil {
 		panic(err)
 	}
@@ -109,7 +116,7 @@ func useMoreBits(i, n int) bool { return i < n/8 || i >= 7*n/8 || (i-n/8)%3 == 2
 // as they are, since converting them to a 4-bit path would quantize
 // twice and lose fidelity for little speed. An explicit choice is never
 // adjusted; callers apply this only to "auto".
-func ForSource(src *model.Source, path, why string) (string, string) {
+func ForSource(src *model.Source, path Path, why string) (Path, string) {
 	if path == GGUF {
 		return path, why
 	}

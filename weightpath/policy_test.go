@@ -10,7 +10,7 @@ import (
 func TestTarget(t *testing.T) {
 	role := func(name string, layer int) model.Role { return model.Role{Name: name, Layer: layer, Layers: 28} }
 	cases := []struct {
-		path string
+		path Path
 		r    model.Role
 		typ  tensor.Type
 		cols int

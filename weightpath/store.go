@@ -56,8 +56,8 @@ const (
 
 // Options configure a Store.
 type Options struct {
-	// Path is the weight path (GGUF, W4A8, W4A16, W8A8; "" is GGUF).
-	Path string
+	// Path is the weight path (GGUF, W4A8, W4A16, W8A8, Q4KM; "" is GGUF).
+	Path Path
 	// CacheDir holds the cache files; "" means DefaultCacheDir(), and
 	// "off" disables the cache (convert and pack at every start).
 	CacheDir string
@@ -175,7 +175,7 @@ func (s *Store) identity() [][2]string {
 	return [][2]string{
 		{keyVersion, fmt.Sprintf("%d.%d", formatVersion, policyVersion)},
 		{keyFingerprint, s.fingerprint},
-		{keyPath, s.opt.Path},
+		{keyPath, string(s.opt.Path)},
 		{keyLayout, kernels.LayoutKey()},
 	}
 }
@@ -234,7 +234,7 @@ func (s *Store) openCache() (*gguf.File, string) {
 }
 
 // Path is the weight path.
-func (s *Store) Path() string { return s.opt.Path }
+func (s *Store) Path() Path { return s.opt.Path }
 
 // Hit reports whether the weights come from a valid cache file.
 func (s *Store) Hit() bool { return s.cache != nil }

@@ -184,28 +184,6 @@ func Parse(p Parser, text string) Result {
 	return r
 }
 
-// ToolParserFor returns the tool parser for a model architecture (a
-// config.json model_type, a GGUF general.architecture or a Hugging Face
-// architectures entry such as "Qwen3ForCausalLM"), or "" if none is known.
-// GGUF files of Mistral models often say "llama"; pass the parser explicitly
-// for those.
-func ToolParserFor(arch string) string {
-	a := strings.ToLower(arch)
-	a = strings.TrimSuffix(a, "forcausallm")
-	a = strings.TrimSuffix(a, "forconditionalgeneration")
-	switch a {
-	case "spark2_5", "spark2.5":
-		return "spark25"
-	case "qwen2", "qwen2_moe", "qwen2moe", "qwen3", "qwen3_moe", "qwen3moe", "qwen3_next", "qwen3next":
-		return "hermes"
-	case "llama":
-		return "llama3_json"
-	case "mistral", "mistral3", "ministral":
-		return "mistral"
-	}
-	return ""
-}
-
 // PromptOpensThink reports whether a rendered prompt ends inside an open
 // <think> block (trailing whitespace allowed), the case for
 // Options.PromptOpenedThink.

@@ -33,18 +33,6 @@ func TestNoParsersPassesTextThrough(t *testing.T) {
 	}
 }
 
-func TestToolParserFor(t *testing.T) {
-	for arch, want := range map[string]string{
-		"spark2_5": "spark25", "qwen3": "hermes", "qwen2": "hermes", "qwen3_moe": "hermes",
-		"Qwen3ForCausalLM": "hermes", "llama": "llama3_json", "LlamaForCausalLM": "llama3_json",
-		"mistral": "mistral", "gemma3": "", "": "",
-	} {
-		if got := ToolParserFor(arch); got != want {
-			t.Errorf("ToolParserFor(%q) = %q, want %q", arch, got, want)
-		}
-	}
-}
-
 func TestPromptOpensThink(t *testing.T) {
 	for prompt, want := range map[string]bool{
 		"<｜start▁of▁sentence｜><|Bot|><think>":            true,

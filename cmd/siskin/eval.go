@@ -22,7 +22,7 @@ import (
 
 // openForEval loads the model under test with a weight path (converted
 // weights are cached like serve's; the cache lines go to log).
-func openForEval(path, weightPath, cacheDir string, log *slog.Logger) (*load.Loaded, error) {
+func openForEval(path string, weightPath weightpath.Path, cacheDir string, log *slog.Logger) (*load.Loaded, error) {
 	if err := weightpath.CheckPath(weightPath); weightPath != "" && err != nil {
 		return nil, err
 	}
@@ -92,7 +92,7 @@ per line (blank lines skipped), or a built-in set of 12.`,
 			defer ref.Close()
 			// Only cache problems are worth a line beside the report.
 			log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelWarn}))
-			lm, err := openForEval(modelPath, weightPath, weightCache, log)
+			lm, err := openForEval(modelPath, weightpath.Path(weightPath), weightCache, log)
 			if err != nil {
 				return fmt.Errorf("%s: %w", modelPath, err)
 			}

@@ -29,7 +29,7 @@ func infoCmd() *cobra.Command {
 				return err
 			}
 			defer s.Close()
-			c, err := load.Configs[s.Arch()](s)
+			c, err := load.Config(s)
 			if err != nil {
 				return err
 			}

@@ -49,7 +49,7 @@ profile "auto" would pick and the weight path it would use.`,
 			set := device.Resolve(auto.Layer())
 			path, why := set.WeightPath(info)
 			rep := probeReport{Info: info, AutoProfile: auto.Base, AutoWhy: auto.Why, Threads: int(set.Int(device.KeyThreads)),
-				WeightPath: path, WeightPathWhy: why}
+				WeightPath: string(path), WeightPathWhy: why}
 			out := cmd.OutOrStdout()
 			if jsonOut {
 				enc := json.NewEncoder(out)

@@ -12,6 +12,7 @@ import (
 	"github.com/vbauerster/mpb/v8"
 	"github.com/vbauerster/mpb/v8/decor"
 
+	"github.com/siskin-ml/siskin/model/load"
 	"github.com/siskin-ml/siskin/quantize"
 	"github.com/siskin-ml/siskin/tensor"
 )
@@ -42,7 +43,7 @@ the same bytes as llama-quantize's. Norms and other vectors stay F32.`,
 				return err
 			}
 			start := time.Now()
-			rep, err := quantize.File(args[0], args[1], quantize.Options{Type: ft, Threads: threads, AllowRequantize: allowRequantize, Progress: update})
+			rep, err := quantize.File(args[0], args[1], quantize.Options{Type: ft, Threads: threads, AllowRequantize: allowRequantize, Progress: update, Archs: load.Archs})
 			finish(err == nil)
 			if err != nil {
 				return err

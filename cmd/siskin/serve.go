@@ -48,7 +48,7 @@ type serveFlags struct {
 func serveCmd() *cobra.Command {
 	var f serveFlags
 	cmd := &cobra.Command{
-		Use:   "serve -m MODEL",
+		Use:   "serve -m MODEL [--speech-model QWEN3_TTS_DIR]",
 		Short: "Serve an OpenAI-compatible API (completions, chat, tools, streaming, metrics)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -69,7 +69,7 @@ func serveCmd() *cobra.Command {
 			if f.printConfig {
 				return printConfig(cmd.OutOrStdout(), f)
 			}
-			h, cleanup, summary, err := buildServer(f, log)
+			h, cleanup, summary, err := buildServed(f, log)
 			if err != nil {
 				return err
 			}
@@ -102,7 +102,8 @@ func serveCmd() *cobra.Command {
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVarP(&f.model, "model", "m", "", "model: a .gguf file or a Hugging Face folder")
+	fl.StringVarP(&f.model, "model", "m", "", "model: a .gguf file or a Hugging Face folder (a Qwen3-TTS folder serves speech)")
+	addSpeechFlags(fl)
 	fl.StringVar(&f.host, "host", "127.0.0.1", "address to listen on")
 	fl.IntVar(&f.port, "port", 8000, "port to listen on")
 	fl.StringVar(&f.name, "served-model-name", "", "model name clients use (default: the file or folder name)")
@@ -132,18 +133,6 @@ func serveCmd() *cobra.Command {
 	fl.BoolVar(&f.printConfig, "print-config", false, "print the resolved configuration with the source of each value, and exit")
 	fl.DurationVar(&f.grace, "shutdown-grace", 30*time.Second, "how long in-flight requests may finish after SIGTERM")
 	return cmd
-}
-
-// reasoningParserFor picks the reasoning format of an architecture whose
-// templates open a <think> block.
-func reasoningParserFor(arch string) string {
-	switch arch {
-	case "spark2_5":
-		return "deepseek_r1"
-	case "qwen3":
-		return "qwen3"
-	}
-	return ""
 }
 
 // resolve layers the configuration: flags > --profile > the model's
@@ -206,7 +195,7 @@ func printConfig(w io.Writer, f serveFlags) error {
 // autoWeightPath reports whether the weight path was left to the device.
 func autoWeightPath(set device.Settings) bool {
 	v, _ := set.Get(device.KeyWeightPath).Value.(string)
-	return v == "" || v == device.WeightPathAuto
+	return v == "" || device.WeightPath(v) == device.WeightPathAuto
 }
 
 // buildServer loads the model and wires engine and HTTP server.
@@ -259,10 +248,10 @@ func buildServer(f serveFlags, log *slog.Logger) (*server.Server, func(), string
 	}
 	toolParser, reasoningParser := f.toolParser, f.reasoningParser
 	if toolParser == "auto" {
-		toolParser = toolcall.ToolParserFor(cfg.Arch)
+		toolParser = load.ToolParserFor(cfg.Arch)
 	}
 	if reasoningParser == "auto" {
-		reasoningParser = reasoningParserFor(cfg.Arch)
+		reasoningParser = load.ReasoningParserFor(cfg.Arch)
 	}
 	if toolParser == "none" {
 		toolParser = ""

@@ -31,7 +31,7 @@ func TestServePrintConfig(t *testing.T) {
 		{"threads", "auto profile"},
 		{"kv_cache_type", "f16", "default"},
 		// BF16 weights: whatever this CPU's automatic choice is.
-		{"weight path", wantPath},
+		{"weight path", string(wantPath)},
 	} {
 		found := false
 		for _, line := range strings.Split(out, "\n") {

@@ -25,7 +25,7 @@ type audioOptions struct {
 func addAudioFlags(cmd *cobra.Command) *audioOptions {
 	o := &audioOptions{}
 	f := cmd.Flags()
-	f.StringVarP(&o.out, "output", "o", "", "audio file to write (required)")
+	f.StringVarP(&o.out, "output", "o", "", "audio file to write")
 	f.StringVar(&o.format, "format", "", "audio format: "+audio.Formats+" (default: from the -o extension, else wav)")
 	f.StringVar(&o.codecDir, "codec", "", "speech tokenizer folder (config.json + model.safetensors; default: MODEL/speech_tokenizer, else MODEL itself)")
 	f.StringVar(&o.codesIn, "codes-in", "", `decode these codes instead of generating them: a JSON file {"codes": [[16 ints], ...]}`)
@@ -157,6 +157,11 @@ func writeFileAtomic(path string, data []byte) error {
 		return err
 	}
 	_, err = io.Copy(tmp, bytes.NewReader(data))
+	if err == nil {
+		// CreateTemp makes the file 0600; an audio file is as readable as
+		// any other the user writes.
+		err = tmp.Chmod(0o644)
+	}
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}

@@ -2,10 +2,12 @@ package main
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/siskin-ml/siskin/model/load"
 	"github.com/siskin-ml/siskin/quantize"
 )
 
@@ -39,7 +41,7 @@ Llama-3.2-1B and -3B (no Llama of those sizes exists; Llama 3 RoPE scaling is le
 			if err != nil {
 				return fmt.Errorf("--type: %w", err)
 			}
-			if _, err := quantize.LookupShape(arch, shape); err != nil {
+			if _, _, _, err := quantize.LookupShape(load.Archs, arch, shape); err != nil {
 				return err
 			}
 			update, finish, err := newProgress(cmd.ErrOrStderr(), progress, fmt.Sprintf("synth %s %s %s", arch, shape, ft.Name))
@@ -47,7 +49,7 @@ Llama-3.2-1B and -3B (no Llama of those sizes exists; Llama 3 RoPE scaling is le
 				return err
 			}
 			start := time.Now()
-			rep, err := quantize.Synth(out, quantize.SynthOptions{Arch: arch, Shape: shape, Type: ft, Seed: seed, Threads: threads, Progress: update})
+			rep, err := quantize.Synth(out, quantize.SynthOptions{Arch: arch, Shape: shape, Archs: load.Archs, Type: ft, Seed: seed, Threads: threads, Progress: update})
 			finish(err == nil)
 			if err != nil {
 				return err
@@ -57,7 +59,7 @@ Llama-3.2-1B and -3B (no Llama of those sizes exists; Llama 3 RoPE scaling is le
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&arch, "arch", "spark2_5", "architecture: spark2_5, qwen3, llama or qwen3_tts")
+	cmd.Flags().StringVar(&arch, "arch", "spark2_5", "architecture: "+strings.Join(load.Names(), ", ")+" or qwen3_tts")
 	cmd.Flags().StringVar(&shape, "shape", "tiny", "shape: tiny, 0.6b (qwen3), 1.7b or 4b")
 	cmd.Flags().StringVar(&typ, "type", "q4_k_m", "weight type: "+quantize.FileTypeNames())
 	cmd.Flags().StringVarP(&out, "output", "o", "", "output .gguf file")

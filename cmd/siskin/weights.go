@@ -27,7 +27,8 @@ func (w *weightFlags) register(fl *pflag.FlagSet) {
 // open loads model with the chosen weight path; weight-cache problems
 // (not hits and misses) are logged to log.
 func (w *weightFlags) open(model string, log io.Writer) (*load.Loaded, error) {
-	path, auto := w.path, w.path == "" || w.path == device.WeightPathAuto
+	path := weightpath.Path(w.path)
+	auto := path == "" || path == device.WeightPathAuto
 	if auto {
 		path, _ = device.ChooseWeightPath(device.Probe(), device.PrioritySpeed)
 	}

@@ -165,9 +165,7 @@ func (m *Model) ForwardBatch(seqs []model.Seq) ([][]float32, error) {
 
 		// Attention block.
 		model.RMSNormRows(h, x, l.attnNorm, c.Eps)
-		model.Linear(q, l.wq, h, n)
-		model.Linear(k, l.wk, h, n)
-		model.Linear(v, l.wv, h, n)
+		model.Linears(h, n, []*tensor.Matrix{l.wq, l.wk, l.wv}, q, k, v)
 		for t := 0; t < n; t++ {
 			qt, kt := q[t*qd:(t+1)*qd], k[t*kvd:(t+1)*kvd]
 			for j := 0; j < c.Heads; j++ {
@@ -183,13 +181,7 @@ func (m *Model) ForwardBatch(seqs []model.Seq) ([][]float32, error) {
 		kernels.Add(x, h)
 
 		// Feed-forward block: down(silu(gate h2) * up h2).
-		model.RMSNormRows(h, x, l.ffnNorm, c.Eps)
-		model.Linear(act, l.ffnGate, h, n)
-		model.Linear(up, l.ffnUp, h, n)
-		kernels.SiLU(act)
-		kernels.Mul(act, up)
-		model.Linear(h, l.ffnDown, act, n)
-		kernels.Add(x, h)
+		model.GatedFFN(x, h, act, up, n, l.ffnNorm, c.Eps, l.ffnGate, l.ffnUp, l.ffnDown, kernels.SiLUMul)
 	}
 
 	// Logits only for the rows that need them.

@@ -24,14 +24,17 @@ import (
 // copies, zero rows up to a multiple of 8) and the header.
 func TestWeightCacheOneCopy(t *testing.T) {
 	models := filepath.Join("llm", "tiny", "models")
-	for _, c := range []struct{ src, path string }{
+	for _, c := range []struct {
+		src  string
+		path weightpath.Path
+	}{
 		{testdata.Path(t, models, "spark2_5-tiny-f32.gguf"), weightpath.W4A8},
 		{testdata.Path(t, models, "spark2_5-tiny-f32.gguf"), weightpath.Q4KM},
 		{testdata.Path(t, models, "qwen3-tiny-f32.gguf"), weightpath.W4A16},
 		// Untied: its embedding stays row-major, the output head packed.
 		{testdata.Path(t, models, "llama-tiny-q4_k_m.gguf"), weightpath.W8A8},
 	} {
-		t.Run(filepath.Base(c.src)+"/"+c.path, func(t *testing.T) {
+		t.Run(filepath.Base(c.src)+"/"+string(c.path), func(t *testing.T) {
 			l, _ := openLogged(t, c.src, Options{WeightPath: c.path, CacheDir: t.TempDir()})
 			first := logitsOf(t, l)
 			l.Close()

@@ -21,7 +21,7 @@ func (l *Loaded) RegisterMemory(led *ledger.Ledger) {
 		if data := ws.MappedData(); data != nil {
 			led.AddMapped("weights from the weight cache (mapped)", ledger.WeightsConverted, data...)
 		}
-		led.AddFunc("weights converted to "+ws.Path()+" (heap)", ledger.WeightsConverted, func() (int64, int64) {
+		led.AddFunc("weights converted to "+string(ws.Path())+" (heap)", ledger.WeightsConverted, func() (int64, int64) {
 			b := ws.ConvertedBytes()
 			return b, b
 		})

@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"sort"
 
 	"github.com/siskin-ml/siskin/model"
 	"github.com/siskin-ml/siskin/model/llama"
@@ -19,30 +18,16 @@ import (
 	"github.com/siskin-ml/siskin/weightpath"
 )
 
-// Architectures maps an architecture name (GGUF general.architecture or
-// config.json model_type) to its loader.
-var Architectures = map[string]func(*model.Source) (model.Model, error){
-	"llama":    func(s *model.Source) (model.Model, error) { return llama.Load(s) },
-	"qwen3":    func(s *model.Source) (model.Model, error) { return qwen3.Load(s) },
-	"spark2_5": func(s *model.Source) (model.Model, error) { return spark2_5.Load(s) },
-}
-
-// Configs maps an architecture to its hyper-parameter reader (no weights).
-var Configs = map[string]func(*model.Source) (*model.Config, error){
-	"llama":    llama.Config,
-	"qwen3":    qwen3.Config,
-	"spark2_5": spark2_5.Config,
+// Archs lists every architecture siskin loads. Adding one is a folder
+// under model/ declaring its model.Arch, and a line here (model/README.md).
+var Archs = model.Archs{
+	&llama.Arch,
+	&qwen3.Arch,
+	&spark2_5.Arch,
 }
 
 // Names lists the supported architectures.
-func Names() []string {
-	var out []string
-	for k := range Architectures {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
+func Names() []string { return Archs.Names() }
 
 // Generation holds sampling defaults from generation_config.json (HF).
 type Generation struct {
@@ -72,7 +57,7 @@ func Source(path string) (*model.Source, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, ok := Architectures[s.Arch()]; !ok {
+	if _, err := Archs.Lookup(s.Arch()); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("%s: architecture %q is not supported (supported: %v)", path, s.Arch(), Names())
 	}
@@ -87,8 +72,10 @@ func Open(path string) (*Loaded, error) { return open(path, nil) }
 // Options choose how OpenWith holds the weights.
 type Options struct {
 	// WeightPath is the layout of the linear weights (weightpath.GGUF,
-	// W4A8, W4A16, W8A8; "" is GGUF), and Why the reason it was chosen.
-	WeightPath, Why string
+	// W4A8, W4A16, W8A8, Q4KM; "" is GGUF), and Why the reason it was
+	// chosen.
+	WeightPath weightpath.Path
+	Why        string
 	// Auto marks WeightPath as an automatic choice, which
 	// weightpath.ForSource adjusts for what the file holds.
 	Auto bool
@@ -143,7 +130,8 @@ func open(path string, opt *Options) (*Loaded, error) {
 		}
 		l.Weights, s.Weights = ws, ws
 	}
-	if l.Model, err = Architectures[s.Arch()](s); err != nil {
+	arch, _ := Archs.Lookup(s.Arch()) // Source checked it
+	if l.Model, err = arch.Load(s); err != nil {
 		return fail(err)
 	}
 	if ws := l.Weights; ws != nil {
@@ -183,4 +171,13 @@ func ReadGeneration(path string) (Generation, error) {
 		return g, fmt.Errorf("%s: %w", p, err)
 	}
 	return g, nil
+}
+
+// Config reads the hyper-parameters of a Source that Source opened.
+func Config(s *model.Source) (*model.Config, error) {
+	arch, err := Archs.Lookup(s.Arch())
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", s.Path, err)
+	}
+	return arch.Config(s)
 }

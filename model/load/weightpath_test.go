@@ -106,9 +106,9 @@ func TestWeightPaths(t *testing.T) {
 	}
 	// The Q4_K_M path makes from the F32 file what llama.cpp's quantizer
 	// made of it: the same bytes, so the same logits as its file.
-	bound := map[string]float64{weightpath.GGUF: 0, weightpath.Q4KM: 0, weightpath.W8A8: 1.5 * ref["q8_0"], weightpath.W4A8: 1.2 * ref["q4_0"], weightpath.W4A16: 1.2 * ref["q4_0"]}
+	bound := map[weightpath.Path]float64{weightpath.GGUF: 0, weightpath.Q4KM: 0, weightpath.W8A8: 1.5 * ref["q8_0"], weightpath.W4A8: 1.2 * ref["q4_0"], weightpath.W4A16: 1.2 * ref["q4_0"]}
 	for _, path := range weightpath.Paths {
-		t.Run(path, func(t *testing.T) {
+		t.Run(string(path), func(t *testing.T) {
 			src, refSrc := f32, f32
 			switch path {
 			case weightpath.GGUF:
@@ -206,7 +206,7 @@ func TestWeightCacheStale(t *testing.T) {
 }
 
 // tensorOf is the type most of path's matrices have in its test.
-func tensorOf(path string) tensor.Type {
+func tensorOf(path weightpath.Path) tensor.Type {
 	switch path {
 	case weightpath.W4A8:
 		return tensor.W4A8

@@ -223,9 +223,9 @@ func (m *Model) ForwardBatch(seqs []model.Seq) ([][]float32, error) {
 		// Attention block.
 		model.RMSNormRows(h, x, l.attnNorm, c.Eps)
 		if l.wqkv != nil {
-			// One pass over the fused weight (one activation quantization,
-			// one fan-out), then the rows are split into q, k and v.
-			model.Linear(qkv, l.wqkv, h, n)
+			// One pass over the fused weight (one fan-out), then the rows
+			// are split into q, k and v.
+			model.Linears(h, n, []*tensor.Matrix{l.wqkv, l.wg}, qkv, g)
 			w := qd + 2*kvd
 			for t := 0; t < n; t++ {
 				copy(q[t*qd:(t+1)*qd], qkv[t*w:t*w+qd])
@@ -233,11 +233,8 @@ func (m *Model) ForwardBatch(seqs []model.Seq) ([][]float32, error) {
 				copy(v[t*kvd:(t+1)*kvd], qkv[t*w+qd+kvd:(t+1)*w])
 			}
 		} else {
-			model.Linear(q, l.wq, h, n)
-			model.Linear(k, l.wk, h, n)
-			model.Linear(v, l.wv, h, n)
+			model.Linears(h, n, []*tensor.Matrix{l.wq, l.wk, l.wv, l.wg}, q, k, v, g)
 		}
-		model.Linear(g, l.wg, h, n)
 		for t := 0; t < n; t++ {
 			qt, kt := q[t*qd:(t+1)*qd], k[t*kvd:(t+1)*kvd]
 			l.rope.NeoXHeads(qt, hd, b.Pos[t])
@@ -256,13 +253,7 @@ func (m *Model) ForwardBatch(seqs []model.Seq) ([][]float32, error) {
 		kernels.Add(x, h)
 
 		// Feed-forward block: down(gelu_erf(gate h2) * up h2).
-		model.RMSNormRows(h, x, l.ffnNorm, c.Eps)
-		model.Linear(act, l.ffnGate, h, n)
-		model.Linear(up, l.ffnUp, h, n)
-		kernels.GELUErf(act)
-		kernels.Mul(act, up)
-		model.Linear(h, l.ffnDown, act, n)
-		kernels.Add(x, h)
+		model.GatedFFN(x, h, act, up, n, l.ffnNorm, c.Eps, l.ffnGate, l.ffnUp, l.ffnDown, kernels.GELUErfMul)
 	}
 
 	// Logits only for the rows that need them.

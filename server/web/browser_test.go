@@ -24,7 +24,6 @@ import (
 	"github.com/chromedp/chromedp/kb"
 
 	"github.com/siskin-ml/siskin/chat"
-	"github.com/siskin-ml/siskin/chat/toolcall"
 	"github.com/siskin-ml/siskin/engine"
 	"github.com/siskin-ml/siskin/internal/testdata"
 	"github.com/siskin-ml/siskin/kv"
@@ -83,7 +82,7 @@ func (b *backend) serve(t *testing.T, apiKey, prefix string) *httptest.Server {
 	t.Helper()
 	srv := server.New(server.Config{
 		ModelName: "spark-tiny", APIKey: apiKey, Defaults: sample.Defaults(),
-		ToolParser: toolcall.ToolParserFor("spark2_5"), ReasoningParser: "deepseek_r1",
+		ToolParser: load.ToolParserFor("spark2_5"), ReasoningParser: "deepseek_r1",
 	}, b.eng, b.lm.Tokenizer, b.tmpl)
 	h := srv.Handler()
 	if prefix != "" {

@@ -1,0 +1,105 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/siskin-ml/siskin/engine"
+	"github.com/siskin-ml/siskin/kernels"
+	"github.com/siskin-ml/siskin/model/qwen3tts"
+	"github.com/siskin-ml/siskin/model/qwen3tts/codec"
+	"github.com/siskin-ml/siskin/server"
+	"github.com/siskin-ml/siskin/tokenizer"
+)
+
+// served is what siskin serve runs: an LLM server, a speech server, or
+// both side by side.
+type served interface {
+	Handler() http.Handler
+	SetDraining()
+}
+
+// speechModel is the --speech-model flag: a Qwen3-TTS folder served beside
+// the -m LLM. It is a package variable so serve.go's flag struct stays as
+// it is.
+var speechModel string
+
+func addSpeechFlags(fl *pflag.FlagSet) {
+	fl.StringVar(&speechModel, "speech-model", "", "a Qwen3-TTS CustomVoice folder to serve beside the -m LLM (/v1/audio/speech); -m alone may also be one")
+}
+
+// isSpeechFolder reports whether path is a Qwen3-TTS folder
+// (config.json model_type qwen3_tts).
+func isSpeechFolder(path string) bool {
+	raw, err := os.ReadFile(filepath.Join(path, "config.json"))
+	if err != nil {
+		return false
+	}
+	var c struct {
+		ModelType string `json:"model_type"`
+	}
+	return json.Unmarshal(raw, &c) == nil && c.ModelType == "qwen3_tts"
+}
+
+// buildServed builds what -m and --speech-model ask for.
+func buildServed(f serveFlags, log *slog.Logger) (served, func(), string, error) {
+	if isSpeechFolder(f.model) {
+		if speechModel != "" {
+			return nil, nil, "", fmt.Errorf("-m %s is a speech model: give the LLM with -m and the speech model with --speech-model", f.model)
+		}
+		return buildSpeech(f, f.model, f.name, log)
+	}
+	llm, cleanup, summary, err := buildServer(f, log)
+	if err != nil || speechModel == "" {
+		return llm, cleanup, summary, err
+	}
+	sp, spCleanup, spSummary, err := buildSpeech(f, speechModel, "", log)
+	if err != nil {
+		cleanup()
+		return nil, nil, "", fmt.Errorf("--speech-model: %w", err)
+	}
+	both := &server.Both{LLM: llm, Speech: sp.(*server.Speech)}
+	return both, func() { spCleanup(); cleanup() }, summary + "\n" + spSummary, nil
+}
+
+// buildSpeech loads a Qwen3-TTS folder (talker, code predictor, its
+// speech_tokenizer codec and text tokenizer) and serves it on a speech
+// pipeline.
+func buildSpeech(f serveFlags, dir, name string, log *slog.Logger) (served, func(), string, error) {
+	if f.threads > 0 {
+		kernels.SetThreads(f.threads)
+	}
+	m, err := qwen3tts.Load(dir)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	dec, err := codec.Load(filepath.Join(dir, "speech_tokenizer"))
+	if err != nil {
+		m.Close()
+		return nil, nil, "", fmt.Errorf("%s: speech tokenizer: %w", dir, err)
+	}
+	tok, err := tokenizer.Load(dir)
+	if err != nil {
+		m.Close()
+		return nil, nil, "", fmt.Errorf("%s: text tokenizer: %w", dir, err)
+	}
+	if name == "" {
+		name = filepath.Base(filepath.Clean(dir))
+	}
+	kvBytes := f.kvBytes
+	if kvBytes <= 0 {
+		kvBytes = 1 << 30
+	}
+	eng := engine.NewSpeechPipeline(engine.Config{MaxNumSeqs: f.maxNumSeqs, KVCacheBytes: kvBytes}, m, dec)
+	sp := server.NewSpeech(server.SpeechConfig{ModelName: name, APIKey: f.apiKey, MaxRequestBytes: f.maxRequestBytes, Logger: log}, eng, m, tok)
+	summary := fmt.Sprintf("siskin: speech model %s (Qwen3-TTS %s, %d MiB of weights; voices %s), budget %d MiB, %d threads",
+		name, m.Cfg.ModelType, m.WeightBytes()>>20, strings.Join(m.Cfg.SupportedSpeakers(), ", "), kvBytes>>20, kernels.Threads())
+	return sp, func() { eng.Close(); m.Close() }, summary, nil
+}

@@ -1,0 +1,55 @@
+package main
+
+import (
+	"bytes"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestServeSpeechMatchesSpeak: siskin serve -m on a `siskin synth --arch
+// qwen3_tts --shape tiny` folder answers a seeded /v1/audio/speech with
+// the bytes `siskin speak -o` writes for the same text, voice and seed;
+// chat on it is a 404 naming the model kind.
+func TestServeSpeechMatchesSpeak(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "tts")
+	if out, err := siskin(t, "synth", "--arch", "qwen3_tts", "--shape", "tiny", "-o", dir, "--progress", "off"); err != nil {
+		t.Fatalf("synth: %v\n%s", err, out)
+	}
+	wavPath := filepath.Join(t.TempDir(), "out.wav")
+	if out, err := siskin(t, "speak", "-m", dir, "--input", "Good morning.", "--voice", "serena", "--seed", "11", "--max-frames", "6", "-o", wavPath); err != nil {
+		t.Fatalf("speak: %v\n%s", err, out)
+	}
+	want, err := os.ReadFile(wavPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, cleanup, _, err := buildServed(serveFlags{model: dir, maxNumSeqs: 4, maxRequestBytes: 1 << 20}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cleanup()
+	ts := httptest.NewServer(h.Handler())
+	defer ts.Close()
+	post := func(path, body string) (*http.Response, []byte) {
+		res, err := http.Post(ts.URL+path, "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res, b
+	}
+	res, got := post("/v1/audio/speech", `{"model":"tts","input":"Good morning.","voice":"Serena","seed":11,"max_new_tokens":7}`)
+	if res.StatusCode != 200 || !bytes.Equal(got, want) {
+		t.Errorf("served WAV: status %d, %d bytes; siskin speak wrote %d bytes (equal: %v)", res.StatusCode, len(got), len(want), bytes.Equal(got, want))
+	}
+	if res, body := post("/v1/chat/completions", `{"model":"tts","messages":[]}`); res.StatusCode != 404 || !bytes.Contains(body, []byte("text-to-speech")) {
+		t.Errorf("chat on the speech model: %d %s", res.StatusCode, body)
+	}
+}

@@ -1,0 +1,217 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/siskin-ml/siskin/model/qwen3tts"
+	"github.com/siskin-ml/siskin/model/qwen3tts/codec"
+)
+
+// Speech is what a speech request carries in Request.Params.
+type Speech struct {
+	// Utterance is the talker request (ids, voice, sampling, seed, frames).
+	// The stages do not change it; its OnFrame and Trace must be nil.
+	Utterance *qwen3tts.Request
+	// Codes skips the codec: the last stage delivers the frames ([]int of
+	// 16 codes each) instead of audio (output_mode codec_tokens).
+	Codes bool
+	// FirstChunk is how many frames the first audio chunk waits for (time
+	// to first audio against chunk overhead); 0 means 1. Later chunks are
+	// whatever frames are queued when the codec steps.
+	FirstChunk int
+}
+
+// NewSpeechPipeline starts an engine that speaks: the Qwen3-TTS talker
+// and code predictor in one stage (each talker step needs the frame the
+// predictor just made), the codec decoder in the next. Each request's
+// Params must be a *Speech; its events carry audio chunks (Data
+// []float32, 24 kHz mono) or, in Codes mode, frames (Data []int), and the
+// last one FinishStop (EOS) or FinishLength (max frames). dec may be nil
+// when every request is in Codes mode.
+func NewSpeechPipeline(cfg Config, m *qwen3tts.Model, dec *codec.Decoder) *Engine {
+	return NewPipeline(cfg, &talkerStage{m: m}, &codecStage{dec: dec})
+}
+
+func speechParams(r *Request) (*Speech, error) {
+	sp, ok := r.Params.(*Speech)
+	if !ok || sp == nil || sp.Utterance == nil {
+		return nil, errors.New("engine: a speech request needs Params of type *engine.Speech")
+	}
+	return sp, nil
+}
+
+// talkerStage runs the talker and the code predictor for every live
+// utterance in one batched step per frame (qwen3tts.Model.Step).
+type talkerStage struct {
+	m   *qwen3tts.Model
+	uts []*qwen3tts.Utterance // scratch
+}
+
+func (t *talkerStage) Name() string { return "talker" }
+
+func (t *talkerStage) Limits() StageLimits { return StageLimits{} }
+
+// Reserve holds the talker KV of the prompt plus every frame and the
+// predictor's 16-position KV; a prompt the talker's context cannot hold
+// is refused here.
+func (t *talkerStage) Reserve(r *Request) (int64, error) {
+	sp, err := speechParams(r)
+	if err != nil {
+		return 0, err
+	}
+	u, c := sp.Utterance, t.m.Cfg
+	if u.OnFrame != nil || u.Trace != nil {
+		return 0, errors.New("engine: a speech request's OnFrame and Trace must be nil")
+	}
+	if u.MaxFrames < 1 {
+		return 0, fmt.Errorf("engine: max frames %d must be at least 1", u.MaxFrames)
+	}
+	p, err := c.BuildPrompt(u.IDs, u.Voice)
+	if err != nil {
+		return 0, err
+	}
+	pos := len(p.Text) + u.MaxFrames + 1
+	if pos > c.Talker.ContextLength {
+		return 0, fmt.Errorf("%w: a prompt of %d rows and %d frames needs %d talker positions, more than its %d", ErrTooLarge, len(p.Text), u.MaxFrames, pos, c.Talker.ContextLength)
+	}
+	return c.Talker.KVBytes(pos) + c.Predictor.KVBytes(c.CodeGroups), nil
+}
+
+func (t *talkerStage) Start(it *Item) error {
+	sp, err := speechParams(it.Request())
+	if err != nil {
+		return err
+	}
+	u, err := t.m.Begin(sp.Utterance)
+	if err != nil {
+		return fmt.Errorf("talker: %w", err)
+	}
+	it.State = u
+	return nil
+}
+
+func (t *talkerStage) Step(batch []*Item) {
+	t.uts = t.uts[:0]
+	for _, it := range batch {
+		t.uts = append(t.uts, it.State.(*qwen3tts.Utterance))
+	}
+	err := t.m.Step(t.uts)
+	clear(t.uts)
+	for _, it := range batch {
+		if err != nil {
+			it.Fail(fmt.Errorf("talker: %w", err))
+			continue
+		}
+		u := it.State.(*qwen3tts.Utterance)
+		for _, f := range u.Frames() {
+			it.Emit(Event{Data: f})
+		}
+		if u.Done() {
+			why := FinishStop
+			if u.Stop() == "max_frames" {
+				why = FinishLength
+			}
+			it.Emit(Event{Finish: why})
+		}
+	}
+}
+
+func (t *talkerStage) Release(*Item) {}
+
+// codecStage turns frames into audio with one stateful decoder stream per
+// utterance: exact for any chunking, so streamed audio equals buffered.
+type codecStage struct {
+	dec *codec.Decoder
+}
+
+// codecItem is an utterance's decoder state.
+type codecItem struct {
+	sp      *Speech
+	stream  *codec.Stream
+	pending []int32 // frames waiting for the first chunk
+	frames  int     // frames decoded
+}
+
+func (c *codecStage) Name() string { return "codec" }
+
+func (c *codecStage) Limits() StageLimits { return StageLimits{QueueLen: 64} }
+
+func (c *codecStage) Reserve(r *Request) (int64, error) {
+	sp, err := speechParams(r)
+	if err != nil || sp.Codes {
+		return 0, err
+	}
+	if c.dec == nil {
+		return 0, errors.New("engine: this speech pipeline has no codec: only codec_tokens output")
+	}
+	return c.dec.StreamBytes(codec.DefaultChunk), nil
+}
+
+func (c *codecStage) Start(it *Item) error {
+	sp, _ := speechParams(it.Request())
+	ci := &codecItem{sp: sp}
+	if !sp.Codes {
+		ci.stream = c.dec.NewStream(codec.DefaultChunk)
+	}
+	it.State = ci
+	return nil
+}
+
+func (c *codecStage) Step(batch []*Item) {
+	for _, it := range batch {
+		ci := it.State.(*codecItem)
+		in := it.Input()
+		n := len(in)
+		var finish FinishReason
+		for _, ev := range in {
+			if f, ok := ev.Data.([]int); ok {
+				if ci.sp.Codes {
+					it.Emit(Event{Data: f})
+					continue
+				}
+				for _, code := range f {
+					ci.pending = append(ci.pending, int32(code))
+				}
+			}
+			finish = ev.Finish
+		}
+		it.Consume(n)
+		if ci.sp.Codes {
+			if finish != "" {
+				it.Emit(Event{Finish: finish})
+			}
+			continue
+		}
+		c.decode(it, ci, finish)
+	}
+}
+
+// decode pushes the pending frames once the first chunk is complete (or
+// the utterance ended) and emits their audio.
+func (c *codecStage) decode(it *Item, ci *codecItem, finish FinishReason) {
+	groups := c.dec.Config().Quantizers
+	first := max(1, ci.sp.FirstChunk)
+	if finish == "" && (len(ci.pending) == 0 || ci.frames == 0 && len(ci.pending) < first*groups) {
+		return
+	}
+	var pcm []float32
+	if len(ci.pending) > 0 {
+		var err error
+		if pcm, err = ci.stream.Push(nil, ci.pending); err != nil {
+			it.Fail(fmt.Errorf("codec: %w", err))
+			return
+		}
+		ci.frames += len(ci.pending) / groups
+		ci.pending = ci.pending[:0]
+	}
+	ev := Event{Finish: finish}
+	if len(pcm) > 0 {
+		ev.Data = pcm
+	}
+	if ev.Data != nil || finish != "" {
+		it.Emit(ev)
+	}
+}
+
+func (c *codecStage) Release(*Item) {}

@@ -1,0 +1,569 @@
+package model
+
+import (
+	"cmp"
+	"math"
+	"slices"
+	"sync"
+
+	"github.com/siskin-ml/siskin/kernels"
+	"github.com/siskin-ml/siskin/kv"
+)
+
+// Attention holds the per-layer attention shape.
+type Attention struct {
+	Heads, KVHeads, HeadDim int
+	Scale                   float32
+}
+
+// AttendRows is attention as its definition reads: read this first.
+// For each row t of the batch and each query head h, the scores of the
+// positions the row sees (earlier positions in the layer cache, then this
+// step's rows of k and v; a sliding layer only the last window of them)
+// are q.k scaled, softmaxed, and the output is the weighted sum of the
+// values. The softmax is taken chunk by chunk of attnChunk positions and
+// the chunks folded in order (fold), which is what lets Attend split the
+// work across threads and still match this function bit for bit; tests
+// check Attend against it. It is slow (one dot product at a time) and
+// allocates.
+//
+// An f16 cache stores its rows rounded to halves; this step's keys and
+// values are rounded the same way first, as Attend does.
+func (a *Attention) AttendRows(b *Batch, li, window int, q, k, v, out []float32) {
+	hd, group := a.HeadDim, a.Heads/a.KVHeads
+	qd, kvd := a.Heads*hd, a.KVHeads*hd
+	if b.Cache[0].Layers[li].Type() == kv.F16 {
+		k, v = roundHalf(k[:len(b.Tokens)*kvd]), roundHalf(v[:len(b.Tokens)*kvd])
+	}
+	oc := make([]float32, hd)
+	for t := range b.Tokens {
+		layer := b.Cache[t].Layers[li]
+		pos, f := b.Pos[t], first(b, window, t)
+		cached, row0 := layer.Len(), b.Row0[t]
+		// row is the key or value row of position p: from the cache, or
+		// from this step's rows.
+		row := func(cache func(int) []float32, step []float32, p, off int) []float32 {
+			if p < cached {
+				return cache(p)[off : off+hd]
+			}
+			r := row0 + p - cached
+			return step[r*kvd+off : r*kvd+off+hd]
+		}
+		for h := 0; h < a.Heads; h++ {
+			kvOff := (h / group) * hd // the KV head this query head reads
+			qh := q[t*qd+h*hd : t*qd+(h+1)*hd]
+			oh := out[t*qd+h*hd : t*qd+(h+1)*hd]
+			var m float32
+			var l float64
+			for s := f; s <= pos; {
+				e := min(pos+1, (s/attnChunk+1)*attnChunk) // the rest of s's chunk
+				sc := make([]float32, e-s)
+				for i := range sc {
+					sc[i] = kernels.VecDot(qh, row(layer.Key, k, s+i, kvOff)) * a.Scale
+				}
+				mc, lc := kernels.ExpMax(sc) // sc becomes exp(sc - mc)
+				clear(oc)
+				for i := range sc {
+					kernels.VecAxpy(oc, row(layer.Value, v, s+i, kvOff), sc[i])
+				}
+				fold(oh, &m, &l, oc, mc, lc, s == f)
+				s = e
+			}
+			kernels.Scale(oh, float32(1/l))
+		}
+	}
+}
+
+// roundHalf is x rounded to halves and widened back, as an f16 cache
+// stores it.
+func roundHalf(x []float32) []float32 {
+	h := make([]uint16, len(x))
+	kernels.F32ToF16(h, x)
+	out := make([]float32, len(x))
+	kernels.F16ToF32(out, h)
+	return out
+}
+
+// Attend computes causal attention for every row of a batch at one layer,
+// before this step's keys and values are appended to the caches: a row
+// sees its sequence's earlier positions in the layer cache and the
+// positions of this step in k and v (rows of the batch, after RoPE). A
+// sliding layer (window > 0) also hides positions window or more behind.
+//
+// Each row and head takes the softmax in chunks of attnChunk positions
+// (chunk c holds positions [c*attnChunk, (c+1)*attnChunk), so the chunks
+// depend only on positions): per chunk the scores, their maximum m_c,
+// e_i = exp(s_i - m_c), their sum l_c and o_c = sum e_i v_i (multiply-
+// adds in order of position); then the chunks are folded in order of
+// position into a running (m, l, o), o rescaled to the larger maximum
+// (fold), and the row's output is o / l. So a one-token decode step can
+// compute the chunks of one row on several threads, each streaming whole
+// key and value rows of consecutive positions and reading a chunk's
+// values right after its keys, while a prompt computes the same chunks
+// one after another: every row and head gets the same result whether it
+// is decoded or part of a batch, on any number of threads.
+//
+// The work is cut into tiles, each a few consecutive rows of one
+// sequence: a block of keys (and later of values) is read once from
+// memory for all of a tile's rows and heads while it sits in the L1 cache
+// (kernels.DotRowsMulti and AxpyRowsMulti take the query heads that
+// share a KV head four at a time). With enough tiles, each runs whole on
+// one thread, costliest first; otherwise (decode) the tiles' chunks run in
+// parallel, split by KV head too when they are few, and are folded once
+// all have run.
+//
+// An f16 cache (kv.F16) holds its rows rounded to halves; this step's
+// keys and values are rounded the same way (kernels.F32ToF16, as
+// kv.Layer.Append stores them) before they are attended, so a position
+// reads the same bits from this step as it later will from the cache, and
+// batches, decode steps and thread counts still agree bit for bit.
+func (a *Attention) Attend(b *Batch, li, window int, q, k, v, out []float32) {
+	st := &stepKV{k: k, v: v}
+	if b.Cache[0].Layers[li].Type() == kv.F16 {
+		n := len(b.Tokens) * a.KVHeads * a.HeadDim
+		buf := halfPool.Get().(*[]uint16)
+		if cap(*buf) < 2*n {
+			*buf = make([]uint16, 2*n)
+		}
+		st.k16, st.v16 = (*buf)[:n], (*buf)[n:2*n]
+		kernels.F32ToF16(st.k16, k[:n])
+		kernels.F32ToF16(st.v16, v[:n])
+		defer halfPool.Put(buf)
+	}
+	a.attend(b, li, window, q, st, out)
+}
+
+// halfPool holds the f16 copies of a step's keys and values.
+var halfPool = sync.Pool{New: func() any { return new([]uint16) }}
+
+// stepKV is this step's keys and values (rows of the batch): float32,
+// and for an f16 cache the same rows rounded to halves, which are the
+// ones attended.
+type stepKV struct {
+	k, v     []float32
+	k16, v16 []uint16
+}
+
+// kvRows points at key or value rows of either element type (the other
+// slice nil); the zero value is no rows.
+type kvRows struct {
+	f []float32
+	h []uint16
+}
+
+// from is the rows starting i elements in.
+func (r kvRows) from(i int) kvRows {
+	if r.h != nil {
+		return kvRows{h: r.h[i:]}
+	}
+	if r.f != nil {
+		return kvRows{f: r.f[i:]}
+	}
+	return kvRows{}
+}
+
+// keys and values are this step's rows from row r on.
+func (st *stepKV) keys(r int) kvRows {
+	if st.k16 != nil {
+		return kvRows{h: st.k16[r:]}
+	}
+	return kvRows{f: st.k[r:]}
+}
+
+func (st *stepKV) values(r int) kvRows {
+	if st.v16 != nil {
+		return kvRows{h: st.v16[r:]}
+	}
+	return kvRows{f: st.v[r:]}
+}
+
+func (a *Attention) attend(b *Batch, li, window int, q []float32, st *stepKV, out []float32) {
+	tiles := a.tiles(b, window)
+	nt := kernels.Threads()
+	parts := 0 // rows x chunks of the tiles
+	for _, t := range tiles {
+		parts += (t.t1 - t.t0) * (t.c1 - t.c0)
+	}
+	if nt > 1 && len(tiles) < 4*nt && parts*a.Heads*a.HeadDim <= maxSplitFloats {
+		a.attendSplit(b, li, window, q, st, out, tiles)
+		return
+	}
+	slices.SortStableFunc(tiles, func(x, y attendTile) int { return cmp.Compare(y.cost, x.cost) })
+	total := 0
+	for _, t := range tiles {
+		total += t.cost
+	}
+	unit := 2 * a.HeadDim * total / len(tiles)
+	kernels.ParallelFor(len(tiles), unit, 1, func(lo, hi int) {
+		s := a.scratch(tileTokens)
+		for _, t := range tiles[lo:hi] {
+			a.attendWhole(b, li, window, q, st, out, t, s)
+		}
+		scratchPool.Put(s)
+	})
+}
+
+// Tile sizes: query tokens per tile, positions per partial softmax, and
+// keys (or values) taken in one block by all of a tile's rows (with
+// 256-float heads a block of 16 keys is 16 KiB per KV head, half an L1
+// cache). kernels.AxpyRowsMulti walks a block of values a column of 64
+// bytes at a time: rows 2 KiB apart (two KV heads of 256 floats) fall in
+// the same L1 sets, and 16 of them overflow the 8 ways (measured 1.5x
+// slower than blocks of 8 on Zen 3). attnChunk is a multiple of both.
+const (
+	tileTokens = 8
+	attnChunk  = 128
+	keyBlock   = 16
+	valueBlock = 8
+)
+
+// maxSplitFloats bounds the partial outputs of a split step (16 MiB of
+// weighted sums of values).
+const maxSplitFloats = 4 << 20
+
+// attendScratch is one thread's working memory for a tile's chunk: the
+// scores (rows x heads x attnChunk), the chunk's partial outputs (rows x
+// heads x head dim), maxima and sums, and the running maxima and sums of
+// the fold.
+type attendScratch struct {
+	sc, oc []float32
+	mc, m  []float32
+	lc, l  []float64
+	blocks []kvBlock
+}
+
+var scratchPool = sync.Pool{New: func() any { return new(attendScratch) }}
+
+// scratch returns working memory for tiles of up to rows rows.
+func (a *Attention) scratch(rows int) *attendScratch {
+	s := scratchPool.Get().(*attendScratch)
+	rh := rows * a.Heads
+	if len(s.mc) < rh || len(s.oc) < rh*a.HeadDim {
+		s.sc = make([]float32, rh*attnChunk)
+		s.oc = make([]float32, rh*a.HeadDim)
+		s.mc, s.m = make([]float32, rh), make([]float32, rh)
+		s.lc, s.l = make([]float64, rh), make([]float64, rh)
+	}
+	return s
+}
+
+// attendTile is a share of Attend: batch rows [t0, t1) of one sequence,
+// every head. [c0, c1) are the chunks any of its rows sees; cost
+// estimates the multiply-adds per head dimension.
+type attendTile struct {
+	t0, t1, c0, c1 int
+	cost           int
+}
+
+// first is the first position row t sees.
+func first(b *Batch, window, t int) int {
+	if window > 0 {
+		return max(0, b.Pos[t]-window+1)
+	}
+	return 0
+}
+
+// span is the part of chunk c that row t sees: positions [s, e), empty
+// when s >= e.
+func span(b *Batch, window, t, c int) (s, e int) {
+	return max(c*attnChunk, first(b, window, t)), min((c+1)*attnChunk, b.Pos[t]+1)
+}
+
+// tiles cuts the batch into tiles of up to tileTokens rows of a sequence.
+func (a *Attention) tiles(b *Batch, window int) []attendTile {
+	var tiles []attendTile
+	for t0 := 0; t0 < len(b.Tokens); {
+		end := t0 + 1 // end of this sequence's rows
+		for end < len(b.Tokens) && b.Row0[end] == b.Row0[t0] {
+			end++
+		}
+		for ; t0 < end; t0 = min(t0+tileTokens, end) {
+			t1 := min(t0+tileTokens, end)
+			keys := b.Pos[t1-1] + 1 - first(b, window, t1-1)
+			tiles = append(tiles, attendTile{t0: t0, t1: t1,
+				c0: first(b, window, t0) / attnChunk, c1: b.Pos[t1-1]/attnChunk + 1,
+				cost: (t1 - t0) * a.Heads * keys})
+		}
+	}
+	return tiles
+}
+
+// attendWhole computes a tile, its chunks one after another, each folded
+// into out as soon as it is done.
+func (a *Attention) attendWhole(b *Batch, li, window int, q []float32, st *stepKV, out []float32, tile attendTile, s *attendScratch) {
+	hd, qd := a.HeadDim, a.Heads*a.HeadDim
+	for c := tile.c0; c < tile.c1; c++ {
+		var next kvRows // the next chunk's first keys
+		if c+1 < tile.c1 {
+			next = a.firstKeys(b, li, window, st, tile, c+1)
+		}
+		a.attendChunk(b, li, window, q, st, tile, c, 0, a.Heads, s, s.oc, s.mc, s.lc, next)
+		for t := tile.t0; t < tile.t1; t++ {
+			if s, e := span(b, window, t, c); s >= e {
+				continue
+			}
+			firstChunk := c == first(b, window, t)/attnChunk
+			for h := 0; h < a.Heads; h++ {
+				i := (t-tile.t0)*a.Heads + h
+				fold(out[t*qd+h*hd:t*qd+(h+1)*hd], &s.m[i], &s.l[i],
+					s.oc[(t-tile.t0)*qd+h*hd:(t-tile.t0)*qd+(h+1)*hd], s.mc[i], s.lc[i], firstChunk)
+			}
+		}
+	}
+	for t := tile.t0; t < tile.t1; t++ {
+		for h := 0; h < a.Heads; h++ {
+			i := (t-tile.t0)*a.Heads + h
+			kernels.Scale(out[t*qd+h*hd:t*qd+(h+1)*hd], float32(1/s.l[i]))
+		}
+	}
+}
+
+// firstKeys is the key rows of the first position of chunk c that the
+// tile's rows see.
+func (a *Attention) firstKeys(b *Batch, li, window int, st *stepKV, tile attendTile, c int) kvRows {
+	p, _ := span(b, window, tile.t0, c)
+	layer := b.Cache[tile.t0].Layers[li]
+	if cached := layer.Len(); p >= cached {
+		kvd := a.KVHeads * a.HeadDim
+		r := b.Row0[tile.t0] + p - cached
+		return st.keys(r * kvd)
+	}
+	if layer.Type() == kv.F16 {
+		ks, _, _ := layer.RunF16(p, 1)
+		return kvRows{h: ks}
+	}
+	ks, _, _ := layer.Run(p, 1)
+	return kvRows{f: ks}
+}
+
+// fold adds a chunk's partial softmax (maximum mc, sum lc, weighted sum
+// of values oc) to a row and head's running maximum m, sum l and output
+// o, rescaling both to the larger maximum; the first chunk is copied.
+func fold(o []float32, m *float32, l *float64, oc []float32, mc float32, lc float64, first bool) {
+	if first {
+		copy(o, oc)
+		*m, *l = mc, lc
+		return
+	}
+	mx := max(*m, mc)
+	ra := float32(math.Exp(float64(*m) - float64(mx)))
+	rb := float32(math.Exp(float64(mc) - float64(mx)))
+	if ra != 1 {
+		kernels.Scale(o, ra)
+	}
+	kernels.VecAxpy(o, oc, rb)
+	*l = *l*float64(ra) + lc*float64(rb)
+	*m = mx
+}
+
+// splitItem is one chunk of a split tile for KV heads [g0, g1); its
+// partial results (the tile's rows x heads) start at row-head at.
+type splitItem struct {
+	tile, c, g0, g1, at int
+}
+
+// splitParts is the partial results of a split step: per tile, chunk,
+// row and head, the weighted sum of values, the maximum and the sum.
+type splitParts struct {
+	o []float32
+	m []float32
+	l []float64
+}
+
+var partsPool = sync.Pool{New: func() any { return new(splitParts) }}
+
+// attendSplit computes every chunk of every tile as its own item, on all
+// threads, then folds each row and head's chunks in order.
+func (a *Attention) attendSplit(b *Batch, li, window int, q []float32, st *stepKV, out []float32, tiles []attendTile) {
+	hd, qd := a.HeadDim, a.Heads*a.HeadDim
+	group := a.Heads / a.KVHeads
+	chunks, rows := 0, 0
+	for _, t := range tiles {
+		chunks += t.c1 - t.c0
+		rows = max(rows, t.t1-t.t0)
+	}
+	// Split a chunk's KV heads across items too when there are too few
+	// chunks to keep every thread busy.
+	per := 1
+	if chunks < 2*kernels.Threads() {
+		per = a.KVHeads
+	}
+	items := make([]splitItem, 0, chunks*per)
+	rh, cost := 0, 0              // row-heads of partial results, multiply-adds
+	at := make([]int, len(tiles)) // where each tile's partial results start
+	for i, t := range tiles {
+		at[i] = rh
+		n := (t.t1 - t.t0) * a.Heads // row-heads per chunk
+		for c := t.c0; c < t.c1; c++ {
+			for g := 0; g < per; g++ {
+				items = append(items, splitItem{tile: i, c: c,
+					g0: g * a.KVHeads / per, g1: (g + 1) * a.KVHeads / per, at: rh})
+			}
+			rh += n
+		}
+		cost += t.cost
+	}
+	p := partsPool.Get().(*splitParts)
+	if len(p.m) < rh || len(p.o) < rh*hd {
+		p.o = make([]float32, rh*hd)
+		p.m = make([]float32, rh)
+		p.l = make([]float64, rh)
+	}
+	unit := 2 * hd * cost / len(items)
+	kernels.ParallelFor(len(items), unit, 1, func(lo, hi int) {
+		s := a.scratch(rows)
+		for i := lo; i < hi; i++ {
+			it := items[i]
+			var next kvRows // the keys of this thread's next item
+			if i+1 < hi {
+				nt := items[i+1]
+				next = a.firstKeys(b, li, window, st, tiles[nt.tile], nt.c)
+			}
+			tile := tiles[it.tile]
+			r, n := it.at, (tile.t1-tile.t0)*a.Heads
+			a.attendChunk(b, li, window, q, st, tile, it.c, it.g0*group, it.g1*group,
+				s, p.o[r*hd:(r+n)*hd], p.m[r:r+n], p.l[r:r+n], next)
+		}
+		scratchPool.Put(s)
+	})
+	var m float32
+	var l float64
+	for i, tile := range tiles {
+		n := (tile.t1 - tile.t0) * a.Heads
+		for t := tile.t0; t < tile.t1; t++ {
+			f := first(b, window, t) / attnChunk
+			for h := 0; h < a.Heads; h++ {
+				o := out[t*qd+h*hd : t*qd+(h+1)*hd]
+				j := (t-tile.t0)*a.Heads + h
+				for c := tile.c0; c < tile.c1; c++ {
+					if s, e := span(b, window, t, c); s >= e {
+						continue
+					}
+					r := at[i] + (c-tile.c0)*n + j
+					fold(o, &m, &l, p.o[r*hd:(r+1)*hd], p.m[r], p.l[r], c == f)
+				}
+				kernels.Scale(o, float32(1/l))
+			}
+		}
+	}
+	partsPool.Put(p)
+}
+
+// kvBlock is up to keyBlock (or valueBlock) consecutive positions [p0,
+// p0+m) whose key and value rows are kvd elements apart in ks and vs.
+type kvBlock struct {
+	p0, m  int
+	ks, vs kvRows
+}
+
+// chunkBlocks appends the blocks of the positions of chunk c that the
+// tile's rows see, in order of position: those in the cache (one run, or
+// two where a sliding layer's ring wraps), then those of this step.
+func (a *Attention) chunkBlocks(dst []kvBlock, b *Batch, li, window int, st *stepKV, tile attendTile, c, size int) []kvBlock {
+	kvd := a.KVHeads * a.HeadDim
+	layer := b.Cache[tile.t0].Layers[li]
+	cached := layer.Len()                // positions before this step
+	row0 := b.Row0[tile.t0]              // this sequence's first row in the batch
+	lo, _ := span(b, window, tile.t0, c) // rows further down see no less
+	_, hi := span(b, window, tile.t1-1, c)
+	p := lo
+	f16 := layer.Type() == kv.F16
+	for p < min(hi, cached) {
+		var ks, vs kvRows
+		var m int
+		if f16 {
+			ks.h, vs.h, m = layer.RunF16(p, min(hi, cached)-p)
+		} else {
+			ks.f, vs.f, m = layer.Run(p, min(hi, cached)-p)
+		}
+		for i := 0; i < m; i += size {
+			dst = append(dst, kvBlock{p + i, min(size, m-i), ks.from(i * kvd), vs.from(i * kvd)})
+		}
+		p += m
+	}
+	for ; p < hi; p += size {
+		r := row0 + p - cached
+		dst = append(dst, kvBlock{p, min(size, hi-p), st.keys(r * kvd), st.values(r * kvd)})
+	}
+	return dst
+}
+
+// attendChunk computes the partial softmax of chunk c for a tile's rows
+// and query heads [h0, h1) (whole groups of a KV head): for row t and
+// head h, at i = (t-t0)*Heads + h, the maximum mc[i], the sum lc[i] and
+// the weighted sum of values in oc[(t-t0)*Heads*HeadDim+h*HeadDim:]; rows
+// that see no position of the chunk are left alone. s.sc holds the
+// scores, attnChunk floats per row and head. Every block of keys or
+// values prefetches the next one as it is read (the last block of keys
+// the first of values, and the last block of values next, the keys the
+// thread reads after this chunk, or nothing when nil).
+func (a *Attention) attendChunk(b *Batch, li, window int, q []float32, st *stepKV, tile attendTile, c, h0, h1 int,
+	s *attendScratch, oc, mc []float32, lc []float64, next kvRows) {
+	hd, group := a.HeadDim, a.Heads/a.KVHeads
+	qd, kvd := a.Heads*hd, a.KVHeads*hd
+	t0, t1 := tile.t0, tile.t1
+	cs := c * attnChunk
+	sc := s.sc
+	s.blocks = a.chunkBlocks(s.blocks[:0], b, li, window, st, tile, c, keyBlock)
+	blocks := s.blocks
+	// Scores, one block of keys at a time for every row and head.
+	for j, blk := range blocks {
+		nx := blocks[0].vs
+		if j+1 < len(blocks) {
+			nx = blocks[j+1].ks
+		}
+		for t := t0; t < t1; t++ {
+			s, e := span(b, window, t, c)
+			if s, e = max(s, blk.p0), min(e, blk.p0+blk.m); s < e {
+				for h := h0; h < h1; h += group {
+					n := nx.from((h / group) * hd)
+					ks := blk.ks.from((s-blk.p0)*kvd + (h/group)*hd)
+					out, qh := sc[((t-t0)*a.Heads+h)*attnChunk+s-cs:], q[t*qd+h*hd:]
+					if ks.h != nil {
+						kernels.DotRowsMultiNextF16(out, attnChunk, qh, hd, group, hd, ks.h, kvd, e-s, a.Scale, n.h)
+					} else {
+						kernels.DotRowsMultiNext(out, attnChunk, qh, hd, group, hd, ks.f, kvd, e-s, a.Scale, n.f)
+					}
+				}
+				nx = kvRows{} // the tile's other rows read the same block
+			}
+		}
+	}
+	for t := t0; t < t1; t++ {
+		s, e := span(b, window, t, c)
+		if s >= e {
+			continue
+		}
+		for h := h0; h < h1; h++ {
+			i := (t-t0)*a.Heads + h
+			mc[i], lc[i] = kernels.ExpMax(sc[i*attnChunk+s-cs : i*attnChunk+e-cs])
+		}
+		clear(oc[(t-t0)*qd+h0*hd : (t-t0)*qd+h1*hd])
+	}
+	// The weighted sums of values, a block of value rows at a time; each
+	// output element takes its multiply-adds in order of position.
+	s.blocks = a.chunkBlocks(s.blocks[:0], b, li, window, st, tile, c, valueBlock)
+	blocks = s.blocks
+	for j, blk := range blocks {
+		nx := next
+		if j+1 < len(blocks) {
+			nx = blocks[j+1].vs
+		}
+		for t := t0; t < t1; t++ {
+			s, e := span(b, window, t, c)
+			if s, e = max(s, blk.p0), min(e, blk.p0+blk.m); s < e {
+				for h := h0; h < h1; h += group {
+					n := nx.from((h / group) * hd)
+					vs := blk.vs.from((s-blk.p0)*kvd + (h/group)*hd)
+					y, p := oc[(t-t0)*qd+h*hd:], sc[((t-t0)*a.Heads+h)*attnChunk+s-cs:]
+					if vs.h != nil {
+						kernels.AxpyRowsMultiNextF16(y, hd, group, hd, p, attnChunk, e-s, vs.h, kvd, n.h)
+					} else {
+						kernels.AxpyRowsMultiNext(y, hd, group, hd, p, attnChunk, e-s, vs.f, kvd, n.f)
+					}
+				}
+				nx = kvRows{}
+			}
+		}
+	}
+}
