@@ -73,6 +73,19 @@ type Params struct {
 	// vLLM's default logprobs_mode "raw_logprobs".
 	Logprobs    bool
 	TopLogprobs int
+	// Constraint, if set, masks the tokens a grammar does not allow
+	// before every other step, and is told each sampled token. A
+	// constraint is stateful: each sequence needs its own.
+	Constraint Constraint
+}
+
+// Constraint restricts the tokens of one sequence (structured outputs).
+type Constraint interface {
+	// Mask sets the logits of tokens that may not come next to -inf.
+	Mask(logits []float32)
+	// Accept advances past the sampled token; an error means the token
+	// was not allowed.
+	Accept(id int) error
 }
 
 // Defaults are vLLM's SamplingParams defaults: temperature 1, nothing

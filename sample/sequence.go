@@ -112,6 +112,9 @@ func (s *Sequence) Len() int { return s.n }
 // Sampler.forward and Sampler.sample, with the built-in logits processors
 // of vllm/v1/sample/logits_processor):
 //
+//  0. the structured-output mask (Params.Constraint): vLLM applies the
+//     grammar's bitmask to the logits before its sampler runs, so even
+//     the raw logprobs see it;
 //  1. logprobs, if asked, from the raw logits (logprobs_mode raw_logprobs);
 //  2. allowed_token_ids: every other token to -inf;
 //  3. bad words: banned tokens to -inf;
@@ -152,6 +155,12 @@ func (s *Sequence) Sample(logits []float32) (Token, error) {
 	sc := getScratch()
 	defer scratchPool.Put(sc)
 
+	if c := s.p.Constraint; c != nil {
+		sc.masked = grow(sc.masked, v)
+		copy(sc.masked, logits)
+		c.Mask(sc.masked)
+		logits = sc.masked
+	}
 	l := logits
 	if s.modifies() {
 		sc.work = grow(sc.work, v)
@@ -171,6 +180,11 @@ func (s *Sequence) Sample(logits []float32) (Token, error) {
 	tok := Token{ID: id}
 	if s.p.Logprobs {
 		rawLogprobs(logits, &tok, s.p.TopLogprobs)
+	}
+	if c := s.p.Constraint; c != nil {
+		if err := c.Accept(id); err != nil {
+			return Token{}, err
+		}
 	}
 	s.accept(id)
 	return tok, nil
@@ -434,9 +448,10 @@ func (s *Sequence) accept(id int) {
 // Sequence, so memory grows with the number of concurrent Sample calls,
 // not with the number of live requests (about 3 MB each at a 150k vocab).
 type scratch struct {
-	work []float32
-	cand []cand
-	heap []logit
+	masked []float32
+	work   []float32
+	cand   []cand
+	heap   []logit
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}

@@ -57,6 +57,7 @@ type samplingFields struct {
 	AllowedTokenIDs     []int              `json:"allowed_token_ids"`
 	BadWords            []string           `json:"bad_words"`
 	SkipSpecialTokens   *bool              `json:"skip_special_tokens"`
+	structuredFields
 }
 
 // completionRequest is POST /v1/completions.

@@ -190,6 +190,8 @@ func forcedPrefix(parser string, tc toolChoice) (string, bool) {
 			return "<tool_call>\n{\"name\": \"" + tc.name + "\", \"arguments\": ", true
 		}
 		return "<tool_call>\n", true
+	case "llama3_json", "mistral":
+		return "", true // the tool-call grammar writes the whole call
 	}
 	return "", false
 }
@@ -216,6 +218,7 @@ type turn struct {
 	toolParser string
 	tools      []toolcall.Tool
 	single     bool
+	callTools  []toolcall.Tool   // tool_choice required or named: the output must call one of these
 	parsers    []toolcall.Parser // one per choice, set by startTurn
 }
 
@@ -358,6 +361,7 @@ func (s *Server) render(c conversation, field string) (*turn, *apiError) {
 			return nil, badRequest("tool_choice", "tool_choice %q is not supported for this model's tool format (%q) without constrained decoding", c.tc.mode, t.toolParser)
 		}
 		t.forced = f
+		t.callTools = namedTools(c.tc, c.tools)
 		// A generation prompt that opens <think> (Spark, DeepSeek-R1) would
 		// put the forced call inside the reasoning, where the reasoning
 		// parser keeps tool syntax as text: close the reasoning first, as
@@ -391,6 +395,9 @@ func (s *Server) startTurn(r *http.Request, t *turn, f *samplingFields, p sample
 			pr.Feed(t.forced) // the call the prompt opened; nothing is released yet
 		}
 		t.parsers[i] = pr
+	}
+	if err := s.constrainTools(t, f); err != nil {
+		return nil, err
 	}
 	choices, err := s.submit(r, t.ids, maxTok, p, f, stops, 0, n)
 	if err != nil {

@@ -83,7 +83,7 @@ func TestInvalidChatFields(t *testing.T) {
 		{with("chat_template_kwargs", "x"), "chat_template_kwargs"},
 		{with("chat_template_kwargs", map[string]any{"add_generation_prompt": false}), "chat_template_kwargs"},
 		{with("add_generation_prompt", "yes"), "add_generation_prompt"},
-		{with("response_format", map[string]any{"type": "json_schema"}), "response_format"},
+		{with("response_format", map[string]any{"type": "json_schema"}), "response_format.json_schema.schema"},
 		{with("n", 17), "n"},
 		{with("max_completion_tokens", 0), "max_completion_tokens"},
 		{with("max_completion_tokens", 1<<30), "max_completion_tokens"},

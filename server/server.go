@@ -323,13 +323,8 @@ func (s *Server) common(f *samplingFields) *apiError {
 	if err := s.checkModel(f.Model); err != nil {
 		return err
 	}
-	if len(bytes.TrimSpace(f.ResponseFormat)) > 0 && string(bytes.TrimSpace(f.ResponseFormat)) != "null" {
-		var rf struct {
-			Type string `json:"type"`
-		}
-		if json.Unmarshal(f.ResponseFormat, &rf) != nil || rf.Type != "text" {
-			return badRequest("response_format", "response_format other than {\"type\": \"text\"} is not supported: this server has no constrained decoding yet")
-		}
+	if err := s.parseStructured(f); err != nil {
+		return err
 	}
 	if f.N != nil && (*f.N < 1 || *f.N > 16) {
 		return badRequest("n", "n must be between 1 and 16, got %d", *f.N)
@@ -390,6 +385,11 @@ func (s *Server) submit(r *http.Request, prompt []int, maxTokens int, p sample.P
 		pj := p
 		if n > 1 && p.Seeded {
 			pj.Seed = p.Seed + uint64(j) // distinct but reproducible choices
+		}
+		pj, err := s.withConstraint(pj, f)
+		if err != nil {
+			cancelAll(out)
+			return nil, internalError(err)
 		}
 		seq, err := sample.NewSequence(pj, prompt)
 		if err != nil {

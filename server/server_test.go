@@ -208,7 +208,7 @@ func TestInvalidFields(t *testing.T) {
 		{map[string]any{"prompt": "x", "stop": 5}, "stop"},
 		{map[string]any{"prompt": "x", "echo": true}, "echo"},
 		{map[string]any{"prompt": "x", "suffix": "y"}, "suffix"},
-		{map[string]any{"prompt": "x", "response_format": map[string]any{"type": "json_object"}}, "response_format"},
+		{map[string]any{"prompt": "x", "response_format": map[string]any{"type": "xml"}}, "response_format.type"},
 		{map[string]any{"prompt": []int{1, 99999}}, "prompt"},
 		{map[string]any{"prompt": []int{}}, "prompt"},
 		{map[string]any{}, "prompt"},

@@ -1,0 +1,5 @@
+//go:build !purego
+
+package engine
+
+const pureGo = false
