@@ -28,17 +28,18 @@ import (
 // so picker is a small reimplementation of its documented default
 // profile (site-src/guides/epp-configuration): queue-scorer (weight 1),
 // kv-cache-utilization-scorer (weight 1) and the approximate
-// prefix-cache-scorer (weight 3; 64-character blocks, chained hashes
+// prefix-cache-scorer (weight 3, as deploy/kubernetes/epp.yaml sets them;
+// blocks of the scraped block_size times 4 characters, chained hashes
 // seeded with the model name, at most 256 blocks, remembering which
 // endpoint each block was sent to), then max-score-picker (highest
-// weighted sum, ties broken at random). Its scrape reads the metric names
-// of the model server protocol with the Prometheus text parser the EPP
-// uses. The hash function differs (FNV-1a here, xxhash there), which
-// changes no decision.
+// weighted sum, ties broken at random), as in the extension's v1.1.0.
+// Its scrape reads the metric names of the model server protocol with
+// the Prometheus text parser the EPP uses. The hash function differs
+// (FNV-1a here, xxhash there), which changes no decision.
 
 const (
-	pickerBlockChars = 64
-	pickerMaxBlocks  = 256
+	pickerCharsPerToken = 4 // the EPP's estimate, to turn block_size into characters
+	pickerMaxBlocks     = 256
 )
 
 // endpointMetrics is what the EPP keeps per endpoint from a scrape.
@@ -109,14 +110,14 @@ func scrape(t *testing.T, url string) endpointMetrics {
 
 // blockHashes are the prompt's chained block hashes, as the approximate
 // prefix scorer computes them: full 64-character blocks only.
-func (p *picker) blockHashes(prompt string) []uint64 {
+func (p *picker) blockHashes(prompt string, blockChars int) []uint64 {
 	h := fnv.New64a()
 	h.Write([]byte(p.model))
 	prev := h.Sum64()
 	var out []uint64
-	for i := 0; i+pickerBlockChars <= len(prompt) && len(out) < pickerMaxBlocks; i += pickerBlockChars {
+	for i := 0; i+blockChars <= len(prompt) && len(out) < pickerMaxBlocks; i += blockChars {
 		h.Reset()
-		h.Write([]byte(prompt[i : i+pickerBlockChars]))
+		h.Write([]byte(prompt[i : i+blockChars]))
 		h.Write(binary.LittleEndian.AppendUint64(nil, prev))
 		prev = h.Sum64()
 		out = append(out, prev)
@@ -130,7 +131,11 @@ func (p *picker) pick(ms []endpointMetrics, prompt string) (int, []float64) {
 	for _, m := range ms {
 		minQ, maxQ = min(minQ, m.waiting), max(maxQ, m.waiting)
 	}
-	hashes := p.blockHashes(prompt)
+	blockChars := 64 // the EPP's default when the server exports no block size
+	if ms[0].blockSize > 0 {
+		blockChars = ms[0].blockSize * pickerCharsPerToken
+	}
+	hashes := p.blockHashes(prompt, blockChars)
 	scores := make([]float64, len(ms))
 	for i, m := range ms {
 		queue := 1.0
@@ -249,7 +254,7 @@ func TestPickerAcrossReplicas(t *testing.T) {
 	}
 
 	// A shared prefix: the first prompt goes wherever the scores tie; the
-	// second, sharing its first 12 blocks, must follow it, and only that
+	// second, sharing its first 12 blocks (of 64 characters: siskin's block_size 16 times 4), must follow it, and only that
 	// replica's prefix cache reports hits for it.
 	prefix := strings.Repeat("The quick brown fox jumps over the lazy dog near the river bank. ", 12)
 	first, _ := p.pick(scrapeAll(), prefix+"What did the fox do?")
