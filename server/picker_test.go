@@ -254,8 +254,9 @@ func TestPickerAcrossReplicas(t *testing.T) {
 	}
 
 	// A shared prefix: the first prompt goes wherever the scores tie; the
-	// second, sharing its first 12 blocks (of 64 characters: siskin's block_size 16 times 4), must follow it, and only that
-	// replica's prefix cache reports hits for it.
+	// second, sharing its first 12 blocks (of 64 characters: siskin's
+	// block_size 16 times 4), must follow it, and only that replica's
+	// prefix cache reports hits for it.
 	prefix := strings.Repeat("The quick brown fox jumps over the lazy dog near the river bank. ", 12)
 	first, _ := p.pick(scrapeAll(), prefix+"What did the fox do?")
 	complete(t, reps[first].URL, prefix+"What did the fox do?")
