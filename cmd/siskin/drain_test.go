@@ -51,7 +51,7 @@ type drainStream struct {
 // 8 finish whole (finish_reason "length", every token, [DONE]), and serve
 // returns nil within --shutdown-grace.
 func TestServeDrainOnSIGTERM(t *testing.T) {
-	const grace, streams, maxTokens = 30 * time.Second, 8, 300
+	const grace, streams, maxTokens = 60 * time.Second, 8, 96
 	model := testdata.Path(t, "llm", "tiny", "models", "spark2_5-tiny-f32.gguf")
 	out := &syncBuffer{}
 	root := rootCmd()
@@ -106,7 +106,8 @@ func TestServeDrainOnSIGTERM(t *testing.T) {
 	wg.Wait()
 	for i, r := range results {
 		if r.err != nil || !r.done || r.finish != "length" || r.completionToks != maxTokens {
-			t.Errorf("stream %d: %+v, want [DONE], finish length and %d tokens", i, r, maxTokens)
+			t.Errorf("stream %d: [DONE] %v, finish %q, %d tokens, error %v; want [DONE], finish length and %d tokens",
+				i, r.done, r.finish, r.completionToks, r.err, maxTokens)
 		}
 	}
 	select {

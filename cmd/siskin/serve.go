@@ -144,7 +144,9 @@ func serve(cmd *cobra.Command, f serveFlags, log *slog.Logger) error {
 	case <-ctx.Done():
 	}
 	log.Info("draining", "grace", f.grace, "in_flight", h.InFlight())
-	dctx, cancel := context.WithTimeout(context.Background(), f.grace)
+	// Leave a little of the grace for closing connections and stopping
+	// the engine, so the process is gone when the grace is over.
+	dctx, cancel := context.WithTimeout(context.Background(), f.grace-min(f.grace/10, 2*time.Second))
 	defer cancel()
 	if err := h.Drain(dctx); err != nil {
 		log.Warn("grace period over; aborting the requests left", "in_flight", h.InFlight())
