@@ -8,12 +8,12 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"sort"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/siskin-ml/siskin/gguf"
+	"github.com/siskin-ml/siskin/internal/sttest"
 	"github.com/siskin-ml/siskin/internal/testdata"
 	"github.com/siskin-ml/siskin/tensor"
 )
@@ -192,28 +192,14 @@ type stTensor struct {
 	data  []byte // F32
 }
 
-// writeSafetensors writes F32 tensors in the safetensors layout: an
-// 8-byte header length, the JSON header, the data.
+// writeSafetensors writes F32 tensors.
 func writeSafetensors(t *testing.T, path string, tensors map[string]stTensor) {
 	t.Helper()
-	names := make([]string, 0, len(tensors))
-	for n := range tensors {
-		names = append(names, n)
+	out := make(map[string]sttest.Tensor, len(tensors))
+	for n, ts := range tensors {
+		out[n] = sttest.Tensor{DType: "F32", Shape: ts.shape, Data: ts.data}
 	}
-	sort.Strings(names)
-	header := map[string]any{}
-	var data []byte
-	for _, n := range names {
-		ts := tensors[n]
-		header[n] = map[string]any{"dtype": "F32", "shape": ts.shape, "data_offsets": []int{len(data), len(data) + len(ts.data)}}
-		data = append(data, ts.data...)
-	}
-	h, _ := json.Marshal(header)
-	var buf bytes.Buffer
-	binary.Write(&buf, binary.LittleEndian, uint64(len(h)))
-	buf.Write(h)
-	buf.Write(data)
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+	if err := sttest.Write(path, out); err != nil {
 		t.Fatal(err)
 	}
 }

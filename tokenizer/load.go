@@ -14,8 +14,8 @@ import (
 )
 
 // Load reads the tokenizer at path, whatever form it has: a GGUF file
-// (a model or a vocabulary-only file), a Hugging Face folder or
-// tokenizer.json file (tokenizer_config.json and generation_config.json
+// (a model or a vocabulary-only file), a Hugging Face folder (with
+// tokenizer.json, or vocab.json and merges.txt) or a tokenizer.json file (tokenizer_config.json and generation_config.json
 // beside it are read too), or a SentencePiece model (a tokenizer.model
 // file, or a folder holding one and no tokenizer.json). Errors name the
 // file.
@@ -33,7 +33,11 @@ func Load(path string) (*Tokenizer, error) {
 		if _, err := os.Stat(sp); err == nil {
 			return loadSentencePieceDir(path, sp)
 		}
-		return nil, fmt.Errorf("%s: no tokenizer.json or tokenizer.model in this folder", path)
+		if _, err := os.Stat(filepath.Join(path, "merges.txt")); err == nil {
+			t, err := FromVocabMerges(path)
+			return wrapPath(path, t, err)
+		}
+		return nil, fmt.Errorf("%s: no tokenizer.json or tokenizer.model (or vocab.json and merges.txt) in this folder", path)
 	}
 	head := make([]byte, 4)
 	f, err := os.Open(path)

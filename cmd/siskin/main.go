@@ -22,7 +22,10 @@ func rootCmd() *cobra.Command {
 		Short:         "Fast CPU inference for small language models",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// -m hf://... and -m ollama://... become local paths first.
+		PersistentPreRunE: resolveModelFlags,
 	}
-	root.AddCommand(runCmd(), infoCmd(), serveCmd(), quantizeCmd(), synthCmd(), benchCmd(), evalCmd(), probeCmd(), tokenizeCmd(), templateCmd(), ledgerCmd())
+	root.AddCommand(runCmd(), infoCmd(), serveCmd(), quantizeCmd(), synthCmd(), benchCmd(), evalCmd(), probeCmd(), tokenizeCmd(), templateCmd(), ledgerCmd(), speakCmd())
+	root.AddCommand(pullCmd(), lsCmd(), rmCmd())
 	return root
 }

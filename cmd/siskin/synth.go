@@ -24,9 +24,14 @@ Weights are N(0,1)/sqrt(fan_in), the embedding N(0, 0.2^2), norm weights 1 + 0.1
 shared tiny test models; the same seed gives the same file. The tokenizer is a synthetic byte-level
 BPE vocabulary of exactly the model's vocab size. Shapes: spark2_5 tiny|1.7b|4b (docs/spark2_5.md);
 qwen3 tiny|0.6b|1.7b|4b (Qwen3 config.json files); llama tiny|1.7b|4b, where 1.7b and 4b stand for
-Llama-3.2-1B and -3B (no Llama of those sizes exists; Llama 3 RoPE scaling is left out).`,
+Llama-3.2-1B and -3B (no Llama of those sizes exists; Llama 3 RoPE scaling is left out).
+--arch qwen3_tts --shape tiny|0.6b|1.7b -o DIR writes a Qwen3-TTS CustomVoice folder instead
+(safetensors, tokenizer files and speech_tokenizer/; --type does not apply).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if arch == "qwen3_tts" {
+				return synthQwen3TTS(cmd, shape, out, seed, progress)
+			}
 			if out == "" {
 				return fmt.Errorf("-o FILE.gguf is required")
 			}
@@ -52,7 +57,7 @@ Llama-3.2-1B and -3B (no Llama of those sizes exists; Llama 3 RoPE scaling is le
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&arch, "arch", "spark2_5", "architecture: spark2_5, qwen3 or llama")
+	cmd.Flags().StringVar(&arch, "arch", "spark2_5", "architecture: spark2_5, qwen3, llama or qwen3_tts")
 	cmd.Flags().StringVar(&shape, "shape", "tiny", "shape: tiny, 0.6b (qwen3), 1.7b or 4b")
 	cmd.Flags().StringVar(&typ, "type", "q4_k_m", "weight type: "+quantize.FileTypeNames())
 	cmd.Flags().StringVarP(&out, "output", "o", "", "output .gguf file")

@@ -11,10 +11,7 @@ import (
 // weights: the float32 norm vectors (with the per-head q and k norms) and
 // the RoPE table.
 func (m *Model) RegisterMemory(l *ledger.Ledger) {
-	vecs := [][]float32{m.outNorm}
-	for _, ly := range m.layers {
-		vecs = append(vecs, ly.attnNorm, ly.qNorm, ly.kNorm, ly.ffnNorm)
-	}
+	vecs := append([][]float32{m.outNorm}, m.dec.Norms()...)
 	model.AddVectors(l, "norm vectors (float32)", vecs...)
-	model.AddRoPE(l, fmt.Sprintf("RoPE table (rot %d)", m.rope.Rot()), m.rope)
+	model.AddRoPE(l, fmt.Sprintf("RoPE table (rot %d)", m.dec.Rope.Rot()), m.dec.Rope)
 }

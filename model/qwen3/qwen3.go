@@ -4,7 +4,6 @@
 package qwen3
 
 import (
-	"github.com/siskin-ml/siskin/kernels"
 	"github.com/siskin-ml/siskin/kv"
 	"github.com/siskin-ml/siskin/model"
 	"github.com/siskin-ml/siskin/tensor"
@@ -28,20 +27,12 @@ var (
 	nFFNDown  = model.Names{GGUF: "blk.%d.ffn_down.weight", HF: "model.layers.%d.mlp.down_proj.weight"}
 )
 
-type layer struct {
-	attnNorm, qNorm, kNorm, ffnNorm []float32
-	wq, wk, wv, wo                  *tensor.Matrix
-	ffnGate, ffnUp, ffnDown         *tensor.Matrix
-}
-
 // Model is a loaded Qwen3.
 type Model struct {
 	cfg           model.Config
 	embed, output *tensor.Matrix
 	outNorm       []float32
-	layers        []layer
-	rope          *kernels.RoPETable
-	attn          model.Attention
+	dec           *Decoder
 	weightBytes   int64
 }
 
@@ -79,7 +70,7 @@ func Load(s *model.Source) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &Model{cfg: *c, attn: model.Attention{Heads: c.Heads, KVHeads: c.KVHeads, HeadDim: c.HeadDim, Scale: model.InvSqrt(c.HeadDim)}}
+	m := &Model{cfg: *c}
 	w := &model.Loader{Source: s, Layers: c.Layers, Tied: c.Tied}
 	m.embed = w.Matrix(nEmbed, 0, c.Vocab, c.Hidden)
 	m.outNorm = w.Vector(nOutNorm, 0, c.Hidden)
@@ -87,26 +78,10 @@ func Load(s *model.Source) (*Model, error) {
 	if !c.Tied {
 		m.output = w.Matrix(nOutput, 0, c.Vocab, c.Hidden)
 	}
-	qd, kvd := c.QDim(), c.KVDim()
-	for i := 0; i < c.Layers; i++ {
-		m.layers = append(m.layers, layer{
-			attnNorm: w.Vector(nAttnNorm, i, c.Hidden),
-			wq:       w.Matrix(nQ, i, qd, c.Hidden),
-			wk:       w.Matrix(nK, i, kvd, c.Hidden),
-			wv:       w.Matrix(nV, i, kvd, c.Hidden),
-			qNorm:    w.Vector(nQNorm, i, c.HeadDim),
-			kNorm:    w.Vector(nKNorm, i, c.HeadDim),
-			wo:       w.Matrix(nAttnOut, i, c.Hidden, qd),
-			ffnNorm:  w.Vector(nFFNNorm, i, c.Hidden),
-			ffnGate:  w.Matrix(nFFNGate, i, c.FFN, c.Hidden),
-			ffnUp:    w.Matrix(nFFNUp, i, c.FFN, c.Hidden),
-			ffnDown:  w.Matrix(nFFNDown, i, c.Hidden, c.FFN),
-		})
-	}
+	m.dec = LoadDecoder(w, &m.cfg, "")
 	if w.Err != nil {
 		return nil, w.Err
 	}
-	m.rope = kernels.NewRoPETable(c.LayerSpecs[0].RopeDims, c.LayerSpecs[0].RopeTheta)
 	m.weightBytes = w.Bytes
 	return m, nil
 }
@@ -132,53 +107,17 @@ func (m *Model) ForwardBatch(seqs []model.Seq) ([][]float32, error) {
 	if err != nil {
 		return nil, err
 	}
-	n, d, qd, kvd, hd := len(b.Tokens), c.Hidden, c.QDim(), c.KVDim(), c.HeadDim
-
+	n, d := len(b.Tokens), c.Hidden
 	x := make([]float32, n*d) // residual stream
-	h := make([]float32, n*d)
-	q := make([]float32, n*qd)
-	k := make([]float32, n*kvd)
-	v := make([]float32, n*kvd)
-	att := make([]float32, n*qd)
-	up := make([]float32, n*c.FFN)
-	act := make([]float32, n*c.FFN)
-
 	model.Embed(x, m.embed, b.Tokens)
-	for li := range m.layers {
-		l := &m.layers[li]
-
-		// Attention block: per-head RMSNorm on q and k, then RoPE.
-		model.RMSNormRows(h, x, l.attnNorm, c.Eps)
-		model.Linear(q, l.wq, h, n)
-		model.Linear(k, l.wk, h, n)
-		model.Linear(v, l.wv, h, n)
-		model.RMSNormRows(q, q, l.qNorm, c.Eps)
-		model.RMSNormRows(k, k, l.kNorm, c.Eps)
-		for t := 0; t < n; t++ {
-			qt, kt := q[t*qd:(t+1)*qd], k[t*kvd:(t+1)*kvd]
-			m.rope.NeoXHeads(qt, hd, b.Pos[t])
-			m.rope.NeoXHeads(kt, hd, b.Pos[t])
-		}
-		m.attn.Attend(b, li, 0, q, k, v, att)
-		model.AppendKV(b, li, k, v, kvd)
-		model.Linear(h, l.wo, att, n)
-		kernels.Add(x, h)
-
-		// Feed-forward block: down(silu(gate h2) * up h2).
-		model.RMSNormRows(h, x, l.ffnNorm, c.Eps)
-		model.Linear(act, l.ffnGate, h, n)
-		model.Linear(up, l.ffnUp, h, n)
-		kernels.SiLU(act)
-		kernels.Mul(act, up)
-		model.Linear(h, l.ffnDown, act, n)
-		kernels.Add(x, h)
-	}
+	m.dec.Run(b, x, nil)
 
 	// Logits only for the rows that need them.
 	x = b.Gather(make([]float32, len(b.OutRows)*d), x, d)
 	no := len(b.OutRows)
-	model.RMSNormRows(h[:no*d], x, m.outNorm, c.Eps)
+	h := make([]float32, no*d)
+	model.RMSNormRows(h, x, m.outNorm, c.Eps)
 	logits := make([]float32, no*c.Vocab)
-	model.Linear(logits, m.output, h[:no*d], no)
+	model.Linear(logits, m.output, h, no)
 	return b.Split(logits, c.Vocab), nil
 }
