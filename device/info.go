@@ -1,6 +1,7 @@
 package device
 
 import (
+	"math"
 	"runtime"
 	"strings"
 
@@ -115,6 +116,10 @@ type Cores struct {
 	Hybrid      bool `json:"hybrid"`
 	Performance int  `json:"performance,omitempty"`
 	Efficiency  int  `json:"efficiency,omitempty"`
+	// CgroupCPUs is the container's CPU quota in CPUs (cgroup v2 cpu.max,
+	// v1 cpu.cfs_quota_us / cpu.cfs_period_us, the tightest over the
+	// process's cgroup and its ancestors); 0 without a quota.
+	CgroupCPUs float64 `json:"cgroup_cpus,omitempty"`
 }
 
 // Caches holds cache sizes in bytes as the CPU reports them (per core
@@ -217,7 +222,10 @@ func cacheSize(n int) int64 { return int64(max(n, 0)) }
 // units and a second hyperthread only adds contention; on a hybrid CPU
 // only the performance cores, because the threads wait for each other at
 // every layer and so run at the pace of the slowest core. It never
-// exceeds the CPUs this process may run on.
+// exceeds the CPUs this process may run on, nor the container's CPU
+// quota rounded up: a Kubernetes pod limited to 2 CPUs on a 64-core host
+// that ran 64 threads would spend its quota in a few milliseconds and be
+// throttled for the rest of each period, at every layer's barrier.
 func (i *Info) DefaultThreads() int {
 	n := i.Cores.Physical
 	if i.Cores.Hybrid && i.Cores.Performance > 0 {
@@ -225,6 +233,9 @@ func (i *Info) DefaultThreads() int {
 	}
 	if i.Cores.Usable > 0 && (n <= 0 || n > i.Cores.Usable) {
 		n = i.Cores.Usable
+	}
+	if q := i.Cores.CgroupCPUs; q > 0 && float64(n) > q {
+		n = int(math.Ceil(q - 1e-9))
 	}
 	return max(n, 1)
 }

@@ -19,6 +19,7 @@ func readFile(path string) ([]byte, error) { return os.ReadFile(sysRoot + path) 
 // probeOS fills from /proc and /sys what CPUID left out.
 func probeOS(info *Info) {
 	info.Memory = linuxMemory()
+	info.Cores.CgroupCPUs = cgroupCPUs()
 	if info.CPU.Brand == "" {
 		info.CPU.Brand = linuxBrand()
 	}
@@ -127,6 +128,94 @@ func cgroupMemory() (limit, used int64) {
 		return l, max(cur-statField(v1+"/memory.stat", "total_inactive_file"), 0)
 	}
 	return 0, 0
+}
+
+// cgroupCPUs returns the tightest CPU quota, in CPUs, over this process's
+// cgroup and its ancestors; 0 without one. cgroup v2 keeps it in cpu.max
+// ("QUOTA PERIOD" or "max PERIOD"), v1 in cpu.cfs_quota_us (-1: none)
+// and cpu.cfs_period_us of the cpu controller's hierarchy. A container
+// sees its own cgroup at the mount's root while /proc/self/cgroup names
+// the host's path, so the walk starts at that path if it exists and
+// always ends at the root.
+func cgroupCPUs() float64 {
+	v2, v1 := "/", "/"
+	if raw, err := readFile("/proc/self/cgroup"); err == nil {
+		for _, line := range strings.Split(string(raw), "\n") {
+			f := strings.SplitN(line, ":", 3)
+			if len(f) != 3 {
+				continue
+			}
+			if f[0] == "0" && f[1] == "" {
+				v2 = f[2]
+			}
+			for _, c := range strings.Split(f[1], ",") {
+				if c == "cpu" {
+					v1 = f[2]
+				}
+			}
+		}
+	}
+	best := 0.0
+	take := func(q float64) {
+		if q > 0 && (best == 0 || q < best) {
+			best = q
+		}
+	}
+	walkCgroup("/sys/fs/cgroup", v2, func(dir string) { take(cpuMaxV2(dir + "/cpu.max")) })
+	for _, mount := range []string{"/sys/fs/cgroup/cpu", "/sys/fs/cgroup/cpu,cpuacct"} {
+		walkCgroup(mount, v1, func(dir string) {
+			quota, ok1 := readInt(dir + "/cpu.cfs_quota_us")
+			period, ok2 := readInt(dir + "/cpu.cfs_period_us")
+			if ok1 && ok2 && quota > 0 && period > 0 {
+				take(float64(quota) / float64(period))
+			}
+		})
+	}
+	return best
+}
+
+// walkCgroup calls f on root/rel and each ancestor up to root.
+func walkCgroup(root, rel string, f func(dir string)) {
+	dir := filepath.Join(root, rel)
+	if !strings.HasPrefix(dir, root+"/") {
+		dir = root
+	}
+	for ; ; dir = filepath.Dir(dir) {
+		f(dir)
+		if dir == root {
+			return
+		}
+	}
+}
+
+// cpuMaxV2 parses a cgroup v2 cpu.max file: "QUOTA PERIOD" in
+// microseconds, or "max PERIOD" without a quota (0).
+func cpuMaxV2(path string) float64 {
+	raw, err := readFile(path)
+	if err != nil {
+		return 0
+	}
+	return parseCPUMax(string(raw))
+}
+
+// parseCPUMax is cpuMaxV2's parser: the quota in CPUs, 0 for "max" and
+// anything malformed.
+func parseCPUMax(s string) float64 {
+	f := strings.Fields(s)
+	if len(f) == 0 || len(f) > 2 || f[0] == "max" {
+		return 0
+	}
+	quota, err := strconv.ParseInt(f[0], 10, 64)
+	if err != nil || quota <= 0 {
+		return 0
+	}
+	period := int64(100000) // the kernel's default when only the quota is written
+	if len(f) == 2 {
+		if period, err = strconv.ParseInt(f[1], 10, 64); err != nil || period <= 0 {
+			return 0
+		}
+	}
+	return float64(quota) / float64(period)
 }
 
 // readInt reads a file holding one integer ("max" and errors give false).

@@ -1,6 +1,7 @@
 package device
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -117,6 +118,93 @@ func TestParseCacheSize(t *testing.T) {
 	for s, want := range map[string]int64{"32K": 32 << 10, "1024K": 1 << 20, "4M": 4 << 20, "1G": 1 << 30, "512": 512, "": 0, "xK": 0} {
 		if got := parseCacheSize(s); got != want {
 			t.Errorf("%q: %d, want %d", s, got, want)
+		}
+	}
+}
+
+func TestCgroupCPUs(t *testing.T) {
+	cases := []struct {
+		name  string
+		files map[string]string
+		want  float64
+	}{
+		{"none", map[string]string{"/proc/self/cgroup": "0::/\n", "/sys/fs/cgroup/cpu.max": "max 100000\n"}, 0},
+		// Kubernetes limits.cpu: 1500m on the pod, none on the container.
+		{"v2 parent", map[string]string{
+			"/proc/self/cgroup":                        "0::/kubepods/pod1/ctr\n",
+			"/sys/fs/cgroup/kubepods/pod1/cpu.max":     "150000 100000\n",
+			"/sys/fs/cgroup/kubepods/pod1/ctr/cpu.max": "max 100000\n",
+		}, 1.5},
+		{"v2 tightest wins", map[string]string{
+			"/proc/self/cgroup":          "0::/a/b\n",
+			"/sys/fs/cgroup/a/cpu.max":   "400000 100000\n",
+			"/sys/fs/cgroup/a/b/cpu.max": "50000 50000\n",
+		}, 1},
+		// A container's v2 namespace: /proc/self/cgroup says "/", the
+		// quota is at the mount's root.
+		{"v2 namespaced", map[string]string{"/proc/self/cgroup": "0::/\n", "/sys/fs/cgroup/cpu.max": "200000 100000\n"}, 2},
+		// v1 without a cgroup namespace: the host path does not exist in
+		// the container's mount, whose root holds the container's quota.
+		{"v1 container", map[string]string{
+			"/proc/self/cgroup":                            "4:cpu,cpuacct:/docker/abc\n0::/\n",
+			"/sys/fs/cgroup/cpu,cpuacct/cpu.cfs_quota_us":  "300000\n",
+			"/sys/fs/cgroup/cpu,cpuacct/cpu.cfs_period_us": "100000\n",
+		}, 3},
+		{"v1 nested, unlimited", map[string]string{
+			"/proc/self/cgroup":                      "1:cpu:/x\n",
+			"/sys/fs/cgroup/cpu/x/cpu.cfs_quota_us":  "-1\n",
+			"/sys/fs/cgroup/cpu/x/cpu.cfs_period_us": "100000\n",
+			"/sys/fs/cgroup/cpu/cpu.cfs_quota_us":    "-1\n",
+			"/sys/fs/cgroup/cpu/cpu.cfs_period_us":   "100000\n",
+		}, 0},
+		{"v1 nested", map[string]string{
+			"/proc/self/cgroup":                      "1:cpu:/x\n",
+			"/sys/fs/cgroup/cpu/x/cpu.cfs_quota_us":  "100000\n",
+			"/sys/fs/cgroup/cpu/x/cpu.cfs_period_us": "100000\n",
+		}, 1},
+		{"escaping path", map[string]string{"/proc/self/cgroup": "0::/../../..\n", "/sys/fs/cgroup/cpu.max": "100000\n"}, 1},
+	}
+	for _, c := range cases {
+		fakeRoot(t, c.files)
+		if got := cgroupCPUs(); got != c.want {
+			t.Errorf("%s: %v CPUs, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+func TestParseCPUMax(t *testing.T) {
+	for in, want := range map[string]float64{
+		"max 100000": 0, "100000 100000\n": 1, "250000 100000": 2.5, "50000": 0.5,
+		"": 0, "x 100": 0, "100 0": 0, "-5 100": 0, "1 2 3": 0, "100 y": 0,
+	} {
+		if got := parseCPUMax(in); got != want {
+			t.Errorf("parseCPUMax(%q) = %v, want %v", in, got, want)
+		}
+	}
+}
+
+// FuzzParseCPUMax: any cpu.max content parses to a finite, non-negative
+// quota without panicking.
+func FuzzParseCPUMax(f *testing.F) {
+	for _, s := range []string{"max 100000", "150000 100000\n", "50000", "", "1 2 3"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if q := parseCPUMax(s); q < 0 || math.IsNaN(q) || math.IsInf(q, 0) {
+			t.Fatalf("parseCPUMax(%q) = %v", s, q)
+		}
+	})
+}
+
+func TestDefaultThreadsQuota(t *testing.T) {
+	for _, c := range []struct {
+		phys  int
+		quota float64
+		want  int
+	}{{8, 0, 8}, {8, 1, 1}, {8, 1.5, 2}, {8, 0.5, 1}, {2, 4, 2}, {8, 3.0000000001, 3}} {
+		i := &Info{Cores: Cores{Physical: c.phys, Usable: c.phys * 2, CgroupCPUs: c.quota}}
+		if got := i.DefaultThreads(); got != c.want {
+			t.Errorf("%d cores, quota %v: %d threads, want %d", c.phys, c.quota, got, c.want)
 		}
 	}
 }

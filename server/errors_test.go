@@ -429,7 +429,7 @@ func TestRelayNeverBlocks(t *testing.T) {
 }
 
 // While shutting down, new generation requests get 503 with Retry-After;
-// /health and the rest still answer.
+// the rest still answer (readiness turns 503: probes_test.go).
 func TestDraining(t *testing.T) {
 	ts := stories(t)
 	ts.srv.SetDraining()

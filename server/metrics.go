@@ -2,6 +2,8 @@ package server
 
 import (
 	"net/http"
+	"strconv"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -51,7 +53,32 @@ func newMetrics(modelName string, eng *engine.Engine) *metrics {
 	m.e2e = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "vllm:e2e_request_latency_seconds", Help: "End-to-end request latency.", ConstLabels: labels, Buckets: buckets})
 	m.success = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "vllm:request_success_total", Help: "Finished requests by finish reason.", ConstLabels: labels}, []string{"finished_reason"})
 	reg.MustRegister(m.ttft, m.itl, m.e2e, m.success)
+	registerInfo(reg, labels, eng)
 	return m
+}
+
+// registerInfo adds the two labelled gauges the Gateway API inference
+// extension's endpoint picker reads besides the queue and KV gauges (its
+// model server protocol, docs/proposals/003-model-server-protocol):
+// vllm:cache_config_info (value 1; block_size and num_gpu_blocks size
+// the picker's approximate prefix cache) and vllm:lora_requests_info
+// (value: the time of the last update; siskin serves no LoRA adapters, so
+// max_lora is 0 and both adapter lists are empty). Both carry model_name
+// like every metric here.
+func registerInfo(reg *prometheus.Registry, labels prometheus.Labels, eng *engine.Engine) {
+	cfg := eng.Model().Config()
+	blocks := int64(0)
+	if per := cfg.KVBytes(engine.BlockSize); per > 0 {
+		blocks = eng.Stats().KVBytes / per
+	}
+	cache := prometheus.NewGauge(prometheus.GaugeOpts{Name: "vllm:cache_config_info", Help: "Information of the KV cache configuration.",
+		ConstLabels: prometheus.Labels{"block_size": strconv.Itoa(engine.BlockSize), "num_gpu_blocks": strconv.FormatInt(blocks, 10),
+			"cache_dtype": cfg.KVType.String(), "enable_prefix_caching": "True", "model_name": labels["model_name"]}})
+	cache.Set(1)
+	lora := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "vllm:lora_requests_info", Help: "Running stats on LoRA requests.", ConstLabels: labels},
+		[]string{"running_lora_adapters", "max_lora", "waiting_lora_adapters"})
+	lora.WithLabelValues("", "0", "").Set(float64(time.Now().UnixNano()) / 1e9)
+	reg.MustRegister(cache, lora)
 }
 
 func (m *metrics) handler() http.Handler {

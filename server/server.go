@@ -48,14 +48,14 @@ type Config struct {
 
 // Server serves one model.
 type Server struct {
-	cfg      Config
-	eng      *engine.Engine
-	tok      *tokenizer.Tokenizer
-	tmpl     *chat.Template // nil when the model has no chat template
-	metrics  *metrics
-	ready    atomic.Bool
-	draining atomic.Bool
-	created  int64
+	cfg       Config
+	eng       *engine.Engine
+	tok       *tokenizer.Tokenizer
+	tmpl      *chat.Template // nil when the model has no chat template
+	metrics   *metrics
+	ready     atomic.Bool
+	drainGate // draining and requests in flight (probes.go)
+	created   int64
 }
 
 // New returns a server for a loaded model; /health reports ready from the
@@ -76,15 +76,13 @@ func New(cfg Config, eng *engine.Engine, tok *tokenizer.Tokenizer, tmpl *chat.Te
 	return s
 }
 
-// SetDraining makes the server refuse new generation requests (503) while
-// in-flight ones finish.
-func (s *Server) SetDraining() { s.draining.Store(true) }
-
 // Handler returns the HTTP handler with every route.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /{$}", web.Handler()) // the chat page; it asks for the API key itself
 	mux.HandleFunc("GET /health", s.health)
+	mux.HandleFunc("GET /readyz", s.health) // readiness; /livez is liveness (probes.go)
+	mux.HandleFunc("GET /livez", live)
 	mux.Handle("GET /metrics", s.auth(s.metrics.handler()))
 	mux.Handle("GET /v1/models", s.auth(http.HandlerFunc(s.models)))
 	mux.Handle("GET /v1/models/{model...}", s.auth(http.HandlerFunc(s.model)))
@@ -98,7 +96,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &apiError{Status: 404, Message: fmt.Sprintf("no route %s %s", r.Method, r.URL.Path), Type: "not_found_error"})
 	})
-	return s.cors(mux)
+	return s.cors(s.track(mux))
 }
 
 func (s *Server) cors(next http.Handler) http.Handler {
@@ -143,6 +141,10 @@ func (s *Server) auth(next http.Handler) http.Handler {
 func (s *Server) health(w http.ResponseWriter, _ *http.Request) {
 	if !s.ready.Load() {
 		writeError(w, &apiError{Status: 503, Message: "model is loading", Type: "unavailable"})
+		return
+	}
+	if s.draining.Load() {
+		writeError(w, &apiError{Status: 503, Message: "server is shutting down", Type: "unavailable"})
 		return
 	}
 	w.WriteHeader(http.StatusOK)

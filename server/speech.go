@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"sync/atomic"
 	"time"
 
 	"github.com/siskin-ml/siskin/engine"
@@ -32,14 +31,13 @@ type SpeechConfig struct {
 // Speech serves a Qwen3-TTS model: /v1/audio/speech, /v1/audio/voices
 // and the model's /v1/models card, on an engine.NewSpeechPipeline.
 type Speech struct {
-	cfg     SpeechConfig
-	eng     *engine.Engine
-	m       *qwen3tts.Model
-	tok     *tokenizer.Tokenizer
-	created int64
-	// draining refuses new requests during shutdown.
-	draining atomic.Bool
-	metrics  *speechMetrics
+	cfg       SpeechConfig
+	eng       *engine.Engine
+	m         *qwen3tts.Model
+	tok       *tokenizer.Tokenizer
+	created   int64
+	drainGate // draining refuses new requests during shutdown (probes.go)
+	metrics   *speechMetrics
 }
 
 // NewSpeech returns a speech server; tok is the model's text tokenizer.
@@ -68,7 +66,14 @@ func (s *Speech) Handler() http.Handler {
 	mux := http.NewServeMux()
 	s.register(mux)
 	mux.Handle("GET /metrics", s.auth(s.metrics.handler()))
-	mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(200) })
+	mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) {
+		if s.draining.Load() {
+			writeError(w, &apiError{Status: 503, Message: "server is shutting down", Type: "unavailable"})
+			return
+		}
+		w.WriteHeader(http.StatusOK)
+	})
+	mux.HandleFunc("GET /livez", live)
 	mux.Handle("GET /v1/models", s.auth(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, 200, map[string]any{"object": "list", "data": []map[string]any{s.Card()}})
 	})))
@@ -78,7 +83,7 @@ func (s *Speech) Handler() http.Handler {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &apiError{Status: 404, Message: fmt.Sprintf("no route %s %s", r.Method, r.URL.Path), Type: "not_found_error"})
 	})
-	return mux
+	return s.track(mux)
 }
 
 // register adds the speech routes to mux.

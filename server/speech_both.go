@@ -2,14 +2,11 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 )
-
-// SetDraining makes the speech server refuse new requests (503) while
-// in-flight ones finish.
-func (s *Speech) SetDraining() { s.draining.Store(true) }
 
 // Both serves an LLM and a speech model from one process (siskin serve -m
 // LLM --speech-model TTS_DIR): the speech routes go to sp, everything
@@ -20,11 +17,17 @@ type Both struct {
 	Speech *Speech
 }
 
-// SetDraining drains both servers.
-func (b *Both) SetDraining() {
-	b.LLM.SetDraining()
+// Drain drains both servers (see drainGate.Drain).
+func (b *Both) Drain(ctx context.Context) error {
 	b.Speech.SetDraining()
+	if err := b.LLM.Drain(ctx); err != nil {
+		return err
+	}
+	return b.Speech.Drain(ctx)
 }
+
+// InFlight is the number of HTTP requests either server is serving.
+func (b *Both) InFlight() int64 { return b.LLM.InFlight() + b.Speech.InFlight() }
 
 // Handler returns the combined handler.
 func (b *Both) Handler() http.Handler {
@@ -38,7 +41,7 @@ func (b *Both) Handler() http.Handler {
 		mux.Handle(p, b.routeByModel(llm))
 	}
 	mux.Handle("/", llm)
-	return mux
+	return b.Speech.track(mux)
 }
 
 // routeByModel answers a text route naming the speech model with 404,

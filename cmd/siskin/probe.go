@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -93,12 +94,15 @@ func printProbe(w io.Writer, rep probeReport, set device.Settings) {
 			cores += "; hybrid"
 		}
 	}
+	if k.CgroupCPUs > 0 {
+		cores += fmt.Sprintf("; cgroup CPU quota %s", strconv.FormatFloat(k.CgroupCPUs, 'f', -1, 64))
+	}
 	row("cores", "%s", cores)
 	row("caches", "L1d %s, L2 %s, L3 %s", probeBytes(info.Caches.L1D), probeBytes(info.Caches.L2), probeBytes(info.Caches.L3))
 	m := info.Memory
 	mem := fmt.Sprintf("%s total, %s available", probeBytes(m.TotalBytes), probeBytes(m.AvailableBytes))
 	if m.CgroupLimitBytes > 0 {
-		mem += " (cgroup limit)"
+		mem += fmt.Sprintf(" (cgroup limit %s)", probeBytes(m.CgroupLimitBytes))
 	}
 	row("memory", "%s", mem)
 

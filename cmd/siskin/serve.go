@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"text/tabwriter"
 	"time"
@@ -69,36 +70,7 @@ func serveCmd() *cobra.Command {
 			if f.printConfig {
 				return printConfig(cmd.OutOrStdout(), f)
 			}
-			h, cleanup, summary, err := buildServed(f, log)
-			if err != nil {
-				return err
-			}
-			defer cleanup()
-			ln, err := net.Listen("tcp", net.JoinHostPort(f.host, strconv.Itoa(f.port)))
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%s, listening on http://%s\n", summary, ln.Addr())
-			srv := &http.Server{Handler: h.Handler(), ReadHeaderTimeout: 30 * time.Second}
-			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
-			errc := make(chan error, 1)
-			go func() { errc <- srv.Serve(ln) }()
-			select {
-			case err := <-errc:
-				return err
-			case <-ctx.Done():
-			}
-			// Stop accepting, let in-flight requests finish within the grace
-			// period, then abort what is left.
-			log.Info("shutting down", "grace", f.grace)
-			h.SetDraining()
-			sctx, cancel := context.WithTimeout(context.Background(), f.grace)
-			defer cancel()
-			if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
-				return err
-			}
-			return nil
+			return serve(cmd, f, log)
 		},
 	}
 	fl := cmd.Flags()
@@ -131,8 +103,63 @@ func serveCmd() *cobra.Command {
 	fl.StringVar(&f.weightCache, "weight-cache", "", "directory of converted and packed weights, or off (default $SISKIN_CACHE_DIR, else the user cache directory)")
 	fl.StringVar(&f.priority, "priority", "", "speed or fidelity (picks the weight path when auto)")
 	fl.BoolVar(&f.printConfig, "print-config", false, "print the resolved configuration with the source of each value, and exit")
-	fl.DurationVar(&f.grace, "shutdown-grace", 30*time.Second, "how long in-flight requests may finish after SIGTERM")
+	fl.DurationVar(&f.grace, "shutdown-grace", 30*time.Second, "how long in-flight requests may finish after SIGTERM (readiness turns 503 first; keep it below the pod's terminationGracePeriodSeconds)")
 	return cmd
+}
+
+// serve listens at once, answering probes while the model loads (/livez
+// 200, /health 503), then serves the API until SIGINT or SIGTERM (or the
+// command's context ends), and drains: readiness turns 503 and new
+// generation requests get 503 while those in flight finish, for at most
+// --shutdown-grace; then it closes and returns nil.
+func serve(cmd *cobra.Command, f serveFlags, log *slog.Logger) error {
+	ctx := cmd.Context()
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	ln, err := net.Listen("tcp", net.JoinHostPort(f.host, strconv.Itoa(f.port)))
+	if err != nil {
+		return err
+	}
+	var handler atomic.Pointer[http.Handler]
+	loading := server.LoadingHandler()
+	handler.Store(&loading)
+	srv := &http.Server{ReadHeaderTimeout: 30 * time.Second,
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { (*handler.Load()).ServeHTTP(w, r) })}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	h, cleanup, summary, err := buildServed(f, log)
+	if err != nil {
+		srv.Close()
+		return err
+	}
+	defer cleanup()
+	api := h.Handler()
+	handler.Store(&api)
+	fmt.Fprintf(cmd.OutOrStdout(), "%s, listening on http://%s\n", summary, ln.Addr())
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("draining", "grace", f.grace, "in_flight", h.InFlight())
+	// Leave a little of the grace for closing connections and stopping
+	// the engine, so the process is gone when the grace is over.
+	dctx, cancel := context.WithTimeout(context.Background(), f.grace-min(f.grace/10, 2*time.Second))
+	defer cancel()
+	if err := h.Drain(dctx); err != nil {
+		log.Warn("grace period over; aborting the requests left", "in_flight", h.InFlight())
+	}
+	// Close idle keep-alive connections; whatever still runs is cut.
+	sctx, cancel2 := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel2()
+	if err := srv.Shutdown(sctx); err != nil {
+		srv.Close()
+	}
+	log.Info("stopped")
+	return nil
 }
 
 // resolve layers the configuration: flags > --profile > the model's

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -23,7 +24,8 @@ import (
 // both side by side.
 type served interface {
 	Handler() http.Handler
-	SetDraining()
+	Drain(ctx context.Context) error
+	InFlight() int64
 }
 
 // speechModel is the --speech-model flag: a Qwen3-TTS folder served beside
