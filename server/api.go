@@ -57,6 +57,10 @@ type samplingFields struct {
 	AllowedTokenIDs     []int              `json:"allowed_token_ids"`
 	BadWords            []string           `json:"bad_words"`
 	SkipSpecialTokens   *bool              `json:"skip_special_tokens"`
+
+	// maxTokensField names max_tokens in errors, for routes that call it
+	// otherwise (max_output_tokens).
+	maxTokensField string
 }
 
 // completionRequest is POST /v1/completions.

@@ -88,6 +88,7 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle("GET /v1/models/{model...}", s.auth(http.HandlerFunc(s.model)))
 	mux.Handle("POST /v1/completions", s.auth(apiHandler(s.completions)))
 	mux.Handle("POST /v1/chat/completions", s.auth(apiHandler(s.chatCompletions)))
+	mux.Handle("POST /v1/responses", s.auth(apiHandler(s.responses)))
 	mux.Handle("POST /tokenize", s.auth(http.HandlerFunc(s.tokenize)))
 	mux.Handle("POST /detokenize", s.auth(http.HandlerFunc(s.detokenize)))
 	for path, h := range s.cfg.Debug {
@@ -361,6 +362,9 @@ func (s *Server) maxTokens(f *samplingFields, promptLen int, field string) (int,
 	n := limit - promptLen
 	req := f.MaxTokens
 	name := "max_tokens"
+	if f.maxTokensField != "" {
+		name = f.maxTokensField
+	}
 	if f.MaxCompletionTokens != nil {
 		req, name = f.MaxCompletionTokens, "max_completion_tokens"
 	}
@@ -465,6 +469,21 @@ func newSSE(w http.ResponseWriter) *sse {
 func (e *sse) send(v any) error {
 	var buf bytes.Buffer
 	buf.WriteString("data: ")
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.Encode(v)
+	buf.WriteString("\n")
+	_, err := e.w.Write(buf.Bytes())
+	if e.f != nil {
+		e.f.Flush()
+	}
+	return err
+}
+
+// event sends a named event, as the Responses and Messages APIs stream.
+func (e *sse) event(name string, v any) error {
+	var buf bytes.Buffer
+	buf.WriteString("event: " + name + "\ndata: ")
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	enc.Encode(v)
