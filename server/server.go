@@ -39,7 +39,10 @@ type Config struct {
 	// Defaults are the sampling defaults (vLLM's, overridden by the
 	// model's generation_config).
 	Defaults sample.Params
-	Logger   *slog.Logger
+	// Pooling is how /v1/embeddings pools the final hidden states: "mean",
+	// or "last" (the default, right for decoder LMs); see PoolingFromDir.
+	Pooling string
+	Logger  *slog.Logger
 	// Debug are extra handlers mounted by path (e.g. /debug/memory),
 	// behind the API key like every endpoint but /health.
 	Debug map[string]http.Handler
@@ -89,6 +92,8 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle("POST /v1/completions", s.auth(apiHandler(s.completions)))
 	mux.Handle("POST /v1/chat/completions", s.auth(apiHandler(s.chatCompletions)))
 	mux.Handle("POST /v1/responses", s.auth(apiHandler(s.responses)))
+	mux.Handle("POST /v1/messages", s.anthropicAuth(anthropicHandler(s.messages)))
+	mux.Handle("POST /v1/embeddings", s.auth(apiHandler(s.embeddings)))
 	mux.Handle("POST /tokenize", s.auth(http.HandlerFunc(s.tokenize)))
 	mux.Handle("POST /detokenize", s.auth(http.HandlerFunc(s.detokenize)))
 	for path, h := range s.cfg.Debug {
