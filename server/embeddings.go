@@ -98,7 +98,11 @@ func (s *Server) embeddings(w http.ResponseWriter, r *http.Request) *apiError {
 		if ev.Err != nil {
 			return internalError(ev.Err)
 		}
-		vec := normalize(ev.Data.([]float32))
+		raw, isVec := ev.Data.([]float32)
+		if !isVec {
+			return internalError(errors.New("embedding request ended without a vector"))
+		}
+		vec := normalize(raw)
 		resp.Data[i] = embedding{Object: "embedding", Index: i, Embedding: vec}
 		if req.EncodingFormat == "base64" {
 			resp.Data[i].Embedding = base64Floats(vec)

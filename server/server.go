@@ -1,6 +1,9 @@
 // Package server is siskin's OpenAI-compatible HTTP API: completions,
-// chat completions (tools, reasoning), models, tokenize/detokenize, health
-// and Prometheus metrics with vLLM's names, on top of the engine.
+// chat completions (tools, reasoning), Responses, Anthropic Messages,
+// embeddings, models, tokenize/detokenize, health and Prometheus metrics
+// with vLLM's names, on top of the engine. Handlers return an *apiError
+// (apiHandler, anthropicHandler write it); the chat-shaped routes share
+// render, startTurn and the gen stream/collect steps.
 package server
 
 import (
