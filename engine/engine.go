@@ -99,7 +99,23 @@ type Request struct {
 	// Params carries what other stages of a pipeline need (a voice, an
 	// audio format); each stage reads its own kind.
 	Params any
+	// Embed, when set, asks for the prompt's embedding instead of
+	// generated tokens: the request ends after its prompt with one Event
+	// (FinishStop) whose Data is the pooled final hidden state, a
+	// []float32 of Config.Hidden, not normalized. MaxTokens and Sampler
+	// are not used. Its prompt chunks batch with generation like any
+	// other prefill.
+	Embed Pooling
 }
+
+// Pooling is how an embedding request's hidden states become one vector.
+type Pooling int
+
+const (
+	NoEmbed  Pooling = iota // a generation request
+	PoolLast                // the last prompt token's hidden state
+	PoolMean                // the mean over the prompt's tokens
+)
 
 // Event is what a stage emits and a request's stream delivers: a token, a
 // value of another kind, or the end.

@@ -268,3 +268,79 @@ func TestPrefixCacheEviction(t *testing.T) {
 		}
 	}
 }
+
+// An embedding request returns the last prompt token's final normed
+// hidden state (PoolLast) or the mean over the prompt (PoolMean), the
+// same however the prompt is chunked; the head applied to the last
+// token's state gives the logits a plain forward pass gives (exactly:
+// the same norm and matrix product), and generation keeps running
+// beside embedding requests.
+func TestEmbed(t *testing.T) {
+	m := tinySpark(t)
+	c := m.Config()
+	p := prompt(40, 7)
+	direct, err := m.ForwardBatch([]model.Seq{{Cache: m.NewCache(), Tokens: p, Hidden: true, AllLogits: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := direct[0]
+	last := rows[len(rows)-c.Hidden:]
+	mean := make([]float32, c.Hidden)
+	for i := 0; i < len(p); i++ {
+		for j := range mean {
+			mean[j] += rows[i*c.Hidden+j]
+		}
+	}
+	for j := range mean {
+		mean[j] /= float32(len(p))
+	}
+	logits, err := model.Forward(m, m.NewCache(), p, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lastOnly, err := m.ForwardBatch([]model.Seq{{Cache: m.NewCache(), Tokens: p, Hidden: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(lastOnly[0]) != c.Hidden || len(logits) != c.Vocab {
+		t.Fatalf("hidden %d (want %d), logits %d", len(lastOnly[0]), c.Hidden, len(logits))
+	}
+	for j, v := range lastOnly[0] {
+		if v != last[j] {
+			t.Fatalf("last row alone [%d] = %v, with all rows %v", j, v, last[j])
+		}
+	}
+	for _, chunk := range []int{64, 7} {
+		e := New(m, Config{MaxNumSeqs: 4, MaxNumBatchedTokens: chunk, KVCacheBytes: 32 << 20})
+		gen, err := e.Submit(context.Background(), Request{Prompt: prompt(30, 1), MaxTokens: 8, Sampler: sampler(t, 0, 1, prompt(30, 1))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tc := range []struct {
+			pool Pooling
+			want []float32
+		}{{PoolLast, last}, {PoolMean, mean}} {
+			ch, err := e.Submit(context.Background(), Request{Prompt: p, Embed: tc.pool})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ev := <-ch
+			got, _ := ev.Data.([]float32)
+			if ev.Err != nil || ev.Finish != FinishStop || len(got) != c.Hidden {
+				t.Fatalf("chunk %d pool %d: event %+v", chunk, tc.pool, ev)
+			}
+			// Tolerance: the same rows summed in the same order (mean) or
+			// the same row; chunking may only change which rows share a
+			// matrix product, which the kernels compute row by row.
+			for j := range got {
+				if d := got[j] - tc.want[j]; d > 1e-5 || d < -1e-5 {
+					t.Fatalf("chunk %d pool %d: [%d] = %v, want %v", chunk, tc.pool, j, got[j], tc.want[j])
+				}
+			}
+		}
+		if toks, _ := collect(t, gen); len(toks) == 0 {
+			t.Errorf("generation beside embeddings produced nothing")
+		}
+		e.Close()
+	}
+}

@@ -55,6 +55,7 @@ type seq struct {
 	// Prefix-cache progress: blocks inserted so far and the last one's hash.
 	nextBlock int
 	lastHash  uint64
+	sum       []float32 // an embedding request's hidden states so far (PoolMean)
 }
 
 // tokens is everything the sequence has fed or will feed next.
@@ -68,6 +69,9 @@ func (s *seq) tokens(r *Request) []int {
 func (l *llmStage) Reserve(r *Request) (int64, error) {
 	if len(r.Prompt) == 0 {
 		return 0, fmt.Errorf("engine: empty prompt")
+	}
+	if r.Embed != NoEmbed {
+		return l.m.Config().KVBytes(len(r.Prompt)), nil
 	}
 	if r.MaxTokens <= 0 {
 		return 0, fmt.Errorf("engine: max tokens must be positive")
@@ -105,7 +109,8 @@ func (l *llmStage) Start(it *Item) error {
 	l.prefix.evict(l.room())
 	l.storeCacheBytes()
 	s := &seq{cache: l.m.NewCache()}
-	if chain := l.prefix.lookup(r.Prompt, r.CacheSalt); len(chain) > 0 {
+	// Mean pooling needs every prompt token's hidden state: no prefix.
+	if chain := l.prefix.lookup(r.Prompt, r.CacheSalt); len(chain) > 0 && r.Embed != PoolMean {
 		l.prefix.restore(s.cache, chain)
 		s.fed, s.cached = s.cache.Len(), s.cache.Len()
 		s.nextBlock, s.lastHash = len(chain), chain[len(chain)-1].hash
@@ -145,7 +150,8 @@ func (l *llmStage) Step(batch []*Item) {
 		p := it.r.req.Prompt
 		if s.fed < len(p) && budget > 0 {
 			n := min(budget, len(p)-s.fed)
-			seqs = append(seqs, model.Seq{Cache: s.cache, Tokens: p[s.fed : s.fed+n]})
+			emb := it.r.req.Embed
+			seqs = append(seqs, model.Seq{Cache: s.cache, Tokens: p[s.fed : s.fed+n], Hidden: emb != NoEmbed, AllLogits: emb == PoolMean})
 			owners = append(owners, it)
 			budget -= n
 		}
@@ -174,6 +180,10 @@ func (l *llmStage) Step(batch []*Item) {
 			st.promptTokens.Add(int64(len(seqs[i].Tokens)))
 		}
 		l.cacheBlocks(it, s)
+		if r.Embed != NoEmbed {
+			l.embed(it, s, logits[i])
+			continue
+		}
 		if s.fed < len(r.Prompt) {
 			continue // more prompt chunks to come
 		}
@@ -199,6 +209,35 @@ func (l *llmStage) Step(batch []*Item) {
 		}
 		it.Emit(ev)
 	}
+}
+
+// embed pools an embedding request's hidden states (out: one row per
+// fed token for PoolMean, the chunk's last for PoolLast) and ends the
+// request with the vector once the whole prompt is in.
+func (l *llmStage) embed(it *Item, s *seq, out []float32) {
+	r := &it.r.req
+	d := l.m.Config().Hidden
+	if r.Embed == PoolMean {
+		if s.sum == nil {
+			s.sum = make([]float32, d)
+		}
+		for i := 0; i+d <= len(out); i += d {
+			for j := range d {
+				s.sum[j] += out[i+j]
+			}
+		}
+	}
+	if s.fed < len(r.Prompt) {
+		return
+	}
+	vec := append([]float32(nil), out[len(out)-d:]...)
+	if r.Embed == PoolMean {
+		vec = s.sum
+		for j := range vec {
+			vec[j] /= float32(len(r.Prompt))
+		}
+	}
+	it.Emit(Event{Data: vec, Finish: FinishStop})
 }
 
 // cacheBlocks offers the sequence's newly completed blocks to the prefix

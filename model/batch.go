@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"github.com/siskin-ml/siskin/tensor"
 
 	"github.com/siskin-ml/siskin/kv"
 )
@@ -12,6 +13,9 @@ type Seq struct {
 	Cache     *kv.Cache
 	Tokens    []int
 	AllLogits bool // logits for every token, otherwise only for the last
+	// Hidden asks for the final normalized hidden states (Config.Hidden
+	// per row, the rows AllLogits picks) instead of logits: embeddings.
+	Hidden bool
 }
 
 // Batch lays the tokens of several sequences out as the rows of one set
@@ -76,6 +80,49 @@ func (b *Batch) Split(logits []float32, vocab int) [][]float32 {
 		}
 		out[i] = logits[off*vocab : (off+n)*vocab : (off+n)*vocab]
 		off += n
+	}
+	return out
+}
+
+// Head is the output head the decoder models share: the final RMSNorm
+// (weights norm) of the output rows x (width d), then per sequence the
+// logits through output, or the normed rows themselves for a sequence
+// that asked for Hidden. A batch without Hidden sequences runs exactly
+// the norm and one matrix product over all output rows.
+func (b *Batch) Head(x []float32, d int, norm []float32, eps float32, output *tensor.Matrix, vocab int) [][]float32 {
+	x = b.Gather(make([]float32, len(b.OutRows)*d), x, d)
+	no := len(b.OutRows)
+	h := make([]float32, no*d)
+	RMSNormRows(h, x, norm, eps)
+	rows := make([]int, len(b.Seqs)) // output rows per sequence
+	var want []float32               // rows that need logits, in order
+	for i, s := range b.Seqs {
+		rows[i] = 1
+		if s.AllLogits {
+			rows[i] = len(s.Tokens)
+		}
+	}
+	off := 0
+	for i, s := range b.Seqs {
+		if !s.Hidden {
+			want = append(want, h[off*d:(off+rows[i])*d]...)
+		}
+		off += rows[i]
+	}
+	logits := make([]float32, len(want)/d*vocab)
+	if len(want) > 0 {
+		Linear(logits, output, want, len(want)/d)
+	}
+	out := make([][]float32, len(b.Seqs))
+	off, lo := 0, 0
+	for i, s := range b.Seqs {
+		if s.Hidden {
+			out[i] = h[off*d : (off+rows[i])*d : (off+rows[i])*d]
+		} else {
+			out[i] = logits[lo*vocab : (lo+rows[i])*vocab : (lo+rows[i])*vocab]
+			lo += rows[i]
+		}
+		off += rows[i]
 	}
 	return out
 }

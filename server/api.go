@@ -58,6 +58,10 @@ type samplingFields struct {
 	BadWords            []string           `json:"bad_words"`
 	SkipSpecialTokens   *bool              `json:"skip_special_tokens"`
 	structuredFields
+
+	// maxTokensField names max_tokens in errors, for routes that call it
+	// otherwise (max_output_tokens).
+	maxTokensField string
 }
 
 // completionRequest is POST /v1/completions.

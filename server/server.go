@@ -1,6 +1,9 @@
 // Package server is siskin's OpenAI-compatible HTTP API: completions,
-// chat completions (tools, reasoning), models, tokenize/detokenize, health
-// and Prometheus metrics with vLLM's names, on top of the engine.
+// chat completions (tools, reasoning), Responses, Anthropic Messages,
+// embeddings, models, tokenize/detokenize, health and Prometheus metrics
+// with vLLM's names, on top of the engine. Handlers return an *apiError
+// (apiHandler, anthropicHandler write it); the chat-shaped routes share
+// render, startTurn and the gen stream/collect steps.
 package server
 
 import (
@@ -40,7 +43,10 @@ type Config struct {
 	// Defaults are the sampling defaults (vLLM's, overridden by the
 	// model's generation_config).
 	Defaults sample.Params
-	Logger   *slog.Logger
+	// Pooling is how /v1/embeddings pools the final hidden states: "mean",
+	// or "last" (the default, right for decoder LMs); see PoolingFromDir.
+	Pooling string
+	Logger  *slog.Logger
 	// Debug are extra handlers mounted by path (e.g. /debug/memory),
 	// behind the API key like every endpoint but /health.
 	Debug map[string]http.Handler
@@ -88,6 +94,9 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle("GET /v1/models/{model...}", s.auth(http.HandlerFunc(s.model)))
 	mux.Handle("POST /v1/completions", s.auth(apiHandler(s.completions)))
 	mux.Handle("POST /v1/chat/completions", s.auth(apiHandler(s.chatCompletions)))
+	mux.Handle("POST /v1/responses", s.auth(apiHandler(s.responses)))
+	mux.Handle("POST /v1/messages", s.anthropicAuth(anthropicHandler(s.messages)))
+	mux.Handle("POST /v1/embeddings", s.auth(apiHandler(s.embeddings)))
 	mux.Handle("POST /tokenize", s.auth(http.HandlerFunc(s.tokenize)))
 	mux.Handle("POST /detokenize", s.auth(http.HandlerFunc(s.detokenize)))
 	for path, h := range s.cfg.Debug {
@@ -360,6 +369,9 @@ func (s *Server) maxTokens(f *samplingFields, promptLen int, field string) (int,
 	n := limit - promptLen
 	req := f.MaxTokens
 	name := "max_tokens"
+	if f.maxTokensField != "" {
+		name = f.maxTokensField
+	}
 	if f.MaxCompletionTokens != nil {
 		req, name = f.MaxCompletionTokens, "max_completion_tokens"
 	}
@@ -469,6 +481,21 @@ func newSSE(w http.ResponseWriter) *sse {
 func (e *sse) send(v any) error {
 	var buf bytes.Buffer
 	buf.WriteString("data: ")
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.Encode(v)
+	buf.WriteString("\n")
+	_, err := e.w.Write(buf.Bytes())
+	if e.f != nil {
+		e.f.Flush()
+	}
+	return err
+}
+
+// event sends a named event, as the Responses and Messages APIs stream.
+func (e *sse) event(name string, v any) error {
+	var buf bytes.Buffer
+	buf.WriteString("event: " + name + "\ndata: ")
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	enc.Encode(v)

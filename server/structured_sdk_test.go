@@ -11,6 +11,7 @@ import (
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/responses"
 	"github.com/openai/openai-go/v3/shared"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
@@ -214,6 +215,44 @@ func TestSDKResponseFormat(t *testing.T) {
 		t.Errorf("json_object text %q is not JSON", ch.Text)
 	} else if ch.FinishReason == "stop" && !strings.HasPrefix(ch.Text, "{") {
 		t.Errorf("json_object text %q is not an object", ch.Text)
+	}
+}
+
+// text.format json_schema on /v1/responses takes the same path as chat's
+// response_format: every completed answer validates.
+func TestSDKResponsesTextFormat(t *testing.T) {
+	ts := qwen(t)
+	c := ts.client()
+	schema := map[string]any{
+		"type":       "object",
+		"properties": map[string]any{"name": map[string]any{"type": "string", "maxLength": 6}, "ok": map[string]any{"type": "boolean"}},
+		"required":   []string{"name", "ok"},
+	}
+	v := schemaValidator(t, schema)
+	completed := 0
+	for i := range 4 {
+		resp, err := c.Responses.New(context.Background(), responses.ResponseNewParams{
+			Model:           "test-model",
+			Input:           responses.ResponseNewParamsInputUnion{OfString: openai.String("A name, as JSON.")},
+			MaxOutputTokens: openai.Int(60),
+			Temperature:     openai.Float(1),
+			Text: responses.ResponseTextConfigParam{Format: responses.ResponseFormatTextConfigUnionParam{
+				OfJSONSchema: &responses.ResponseFormatTextJSONSchemaConfigParam{Name: "named", Schema: schema, Strict: openai.Bool(true)},
+			}},
+		}, option.WithJSONSet("seed", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.Status != "completed" {
+			continue
+		}
+		completed++
+		if err := validJSON(v, resp.OutputText()); err != nil {
+			t.Errorf("output %q: %v", resp.OutputText(), err)
+		}
+	}
+	if completed == 0 {
+		t.Error("no text.format answer completed within 60 tokens")
 	}
 }
 

@@ -184,11 +184,6 @@ func (m *Model) ForwardBatch(seqs []model.Seq) ([][]float32, error) {
 		model.GatedFFN(x, h, act, up, n, l.ffnNorm, c.Eps, l.ffnGate, l.ffnUp, l.ffnDown, kernels.SiLUMul)
 	}
 
-	// Logits only for the rows that need them.
-	x = b.Gather(make([]float32, len(b.OutRows)*d), x, d)
-	no := len(b.OutRows)
-	model.RMSNormRows(h[:no*d], x, m.outNorm, c.Eps)
-	logits := make([]float32, no*c.Vocab)
-	model.Linear(logits, m.output, h[:no*d], no)
-	return b.Split(logits, c.Vocab), nil
+	// Logits (or hidden states) only for the rows that need them.
+	return b.Head(x, d, m.outNorm, c.Eps, m.output, c.Vocab), nil
 }

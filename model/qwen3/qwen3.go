@@ -112,12 +112,6 @@ func (m *Model) ForwardBatch(seqs []model.Seq) ([][]float32, error) {
 	model.Embed(x, m.embed, b.Tokens)
 	m.dec.Run(b, x, nil)
 
-	// Logits only for the rows that need them.
-	x = b.Gather(make([]float32, len(b.OutRows)*d), x, d)
-	no := len(b.OutRows)
-	h := make([]float32, no*d)
-	model.RMSNormRows(h, x, m.outNorm, c.Eps)
-	logits := make([]float32, no*c.Vocab)
-	model.Linear(logits, m.output, h, no)
-	return b.Split(logits, c.Vocab), nil
+	// Logits (or hidden states) only for the rows that need them.
+	return b.Head(x, d, m.outNorm, c.Eps, m.output, c.Vocab), nil
 }
