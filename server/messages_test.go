@@ -57,7 +57,12 @@ func streamMessage(t testing.TB, c anthropic.Client, p anthropic.MessageNewParam
 // Greedy Messages, streamed and not, say what chat completions says for
 // the same conversation on the Spark twin (thinking = reasoning_content).
 func TestSDKMessagesMatchChat(t *testing.T) {
-	ts := spark(t)
+	for name, ts := range map[string]*testServer{"spark2_5-tiny": spark(t), "qwen3-tiny": qwen(t)} {
+		t.Run(name, func(t *testing.T) { messagesMatchChat(t, ts) })
+	}
+}
+
+func messagesMatchChat(t *testing.T, ts *testServer) {
 	oc := ts.client()
 	chatResp, err := oc.Chat.Completions.New(context.Background(), openai.ChatCompletionNewParams{
 		Model:       "test-model",

@@ -45,8 +45,9 @@ func responsesText(r *responses.Response) (reasoning, text string) {
 // the same conversation, on the Spark twin (with its reasoning split;
 // the Qwen3 twin has no chat template).
 func TestSDKResponsesMatchChat(t *testing.T) {
-	for _, elem := range [][]string{sparkHF} {
-		ts := start(t, Config{}, elem...)
+	// The Qwen3 twin's folder has no chat template: qwen serves it with
+	// Qwen3-0.6B's.
+	for name, ts := range map[string]*testServer{"spark2_5-tiny": start(t, Config{}, sparkHF...), "qwen3-tiny": qwen(t)} {
 		c := ts.client()
 		chatResp, err := c.Chat.Completions.New(context.Background(), openai.ChatCompletionNewParams{
 			Model:       "test-model",
@@ -72,13 +73,13 @@ func TestSDKResponsesMatchChat(t *testing.T) {
 		checkResponseShape(t, "response", resp)
 		reasoning, text := responsesText(resp)
 		if text != wantText || reasoning != wantReasoning || resp.OutputText() != wantText {
-			t.Errorf("%s: responses said %q / %q, chat %q / %q", elem[3], reasoning, text, wantReasoning, wantText)
+			t.Errorf("%s: responses said %q / %q, chat %q / %q", name, reasoning, text, wantReasoning, wantText)
 		}
 		if resp.Usage.InputTokens != chatResp.Usage.PromptTokens || resp.Usage.OutputTokens != chatResp.Usage.CompletionTokens {
-			t.Errorf("%s: usage %+v, chat %+v", elem[3], resp.Usage, chatResp.Usage)
+			t.Errorf("%s: usage %+v, chat %+v", name, resp.Usage, chatResp.Usage)
 		}
 		if want := string(chatResp.Choices[0].FinishReason); (want == "length") != (resp.Status == "incomplete") {
-			t.Errorf("%s: status %s, chat finished with %s", elem[3], resp.Status, want)
+			t.Errorf("%s: status %s, chat finished with %s", name, resp.Status, want)
 		}
 
 		st := c.Responses.NewStreaming(context.Background(), p)
@@ -99,7 +100,7 @@ func TestSDKResponsesMatchChat(t *testing.T) {
 		checkResponseShape(t, "streamed response", &final)
 		sr, stext := responsesText(&final)
 		if deltas != wantText || stext != wantText || sr != wantReasoning {
-			t.Errorf("%s: streamed %q (deltas %q) / %q, want %q / %q", elem[3], stext, deltas, sr, wantText, wantReasoning)
+			t.Errorf("%s: streamed %q (deltas %q) / %q, want %q / %q", name, stext, deltas, sr, wantText, wantReasoning)
 		}
 	}
 }
