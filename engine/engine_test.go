@@ -97,23 +97,34 @@ func TestBatchInvariance(t *testing.T) {
 		toks, _ := collect(t, ch)
 		return toks
 	}
-	alone := New(m, Config{})
-	want := run(alone, 3)
-	alone.Close()
+	e := checkBatchInvariant(t, m, run, 3)
+	if s := e.Stats(); s.Steps == 0 || s.GenerationTokens != 8*24 {
+		t.Errorf("stats %+v", s)
+	}
+}
 
+// checkBatchInvariant runs request i alone, then requests 0-7 together in
+// continuous batches with chunked prefill, and fails unless request i's
+// tokens, logprobs, ranks and top logprobs are bit-identical. It returns
+// the batching engine (closed by the test's cleanup) for its stats.
+func checkBatchInvariant(t *testing.T, m model.Model, run func(*Engine, int) []sample.Token, i int) *Engine {
+	t.Helper()
+	alone := New(m, Config{})
+	want := run(alone, i)
+	alone.Close()
 	e := New(m, Config{MaxNumSeqs: 8, MaxNumBatchedTokens: 32})
-	defer e.Close()
+	t.Cleanup(e.Close)
 	var wg sync.WaitGroup
 	got := make([][]sample.Token, 8)
-	for i := range 8 {
-		wg.Go(func() { got[i] = run(e, i) })
+	for r := range 8 {
+		wg.Go(func() { got[r] = run(e, r) })
 	}
 	wg.Wait()
-	if len(got[3]) != len(want) {
-		t.Fatalf("%d tokens among others, %d alone", len(got[3]), len(want))
+	if len(got[i]) != len(want) {
+		t.Fatalf("%d tokens among others, %d alone", len(got[i]), len(want))
 	}
 	for j := range want {
-		a, b := want[j], got[3][j]
+		a, b := want[j], got[i][j]
 		if a.ID != b.ID || a.Logprob != b.Logprob || a.Rank != b.Rank || len(a.Top) != len(b.Top) {
 			t.Fatalf("token %d: alone %+v, batched %+v", j, a, b)
 		}
@@ -123,9 +134,7 @@ func TestBatchInvariance(t *testing.T) {
 			}
 		}
 	}
-	if s := e.Stats(); s.Steps == 0 || s.GenerationTokens != 8*24 {
-		t.Errorf("stats %+v", s)
-	}
+	return e
 }
 
 // A long prompt is prefilled in chunks while another stream keeps decoding.

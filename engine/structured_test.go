@@ -56,26 +56,7 @@ func TestConstrainedBatchInvariance(t *testing.T) {
 		toks, _ := collect(t, ch)
 		return toks
 	}
-	alone := New(m, Config{})
-	want := run(alone, 2)
-	alone.Close()
-	e := New(m, Config{MaxNumSeqs: 8, MaxNumBatchedTokens: 32})
-	defer e.Close()
-	var wg sync.WaitGroup
-	got := make([][]sample.Token, 8)
-	for i := range 8 {
-		wg.Go(func() { got[i] = run(e, i) })
-	}
-	wg.Wait()
-	if len(got[2]) != len(want) {
-		t.Fatalf("%d tokens among constrained requests, %d alone", len(got[2]), len(want))
-	}
-	for j := range want {
-		a, b := want[j], got[2][j]
-		if a.ID != b.ID || a.Logprob != b.Logprob || a.Rank != b.Rank {
-			t.Fatalf("token %d: alone %+v, batched %+v", j, a, b)
-		}
-	}
+	checkBatchInvariant(t, m, run, 2)
 }
 
 // TestStructuredCompliance: on the random-weight tiny models, two sampled
