@@ -51,6 +51,18 @@ func TestSpeechBadRequests(t *testing.T) {
 		{"output mode", `{"model":"tts","input":"hi","output_mode":"mel"}`, 400, "output_mode", "unknown"},
 		{"codes as audio stream", `{"model":"tts","input":"hi","output_mode":"codec_tokens","stream_format":"audio"}`, 400, "stream_format", "sse"},
 		{"instructions", `{"model":"tts","input":"hi","instructions":"` + strings.Repeat("b", 501) + `"}`, 400, "instructions", "limit"},
+		{"instructions on 0.6B", `{"model":"tts","input":"hi","instructions":"calm"}`, 400, "instructions", "0.6B"},
+		{"instructions type", `{"model":"tts","input":"hi","instructions":["calm"]}`, 400, "instructions", "expected"},
+		{"model type", `{"model":7,"input":"hi"}`, 400, "model", "expected"},
+		{"voice id", `{"model":"tts","input":"hi","voice":{"id":"alloy"}}`, 400, "voice", "valid voices"},
+		{"language type", `{"model":"tts","input":"hi","language":true}`, 400, "language", "expected"},
+		{"task type type", `{"model":"tts","input":"hi","task_type":1}`, 400, "task_type", "expected"},
+		{"max tokens type", `{"model":"tts","input":"hi","max_new_tokens":"many"}`, 400, "max_new_tokens", "expected"},
+		{"chunk frames high", `{"model":"tts","input":"hi","initial_codec_chunk_frames":5000}`, 400, "initial_codec_chunk_frames", "outside"},
+		{"chunk frames type", `{"model":"tts","input":"hi","initial_codec_chunk_frames":1.5}`, 400, "initial_codec_chunk_frames", "expected"},
+		{"output mode type", `{"model":"tts","input":"hi","output_mode":{}}`, 400, "output_mode", "expected"},
+		{"stream format type", `{"model":"tts","input":"hi","stream_format":2}`, 400, "stream_format", "expected"},
+		{"not an object", `[1,2]`, 400, "", "invalid JSON"},
 	}
 	for _, c := range cases {
 		res, err := http.Post(f.URL+"/v1/audio/speech", "application/json", strings.NewReader(c.body))

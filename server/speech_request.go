@@ -2,6 +2,8 @@ package server
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -50,6 +52,8 @@ type speechJob struct {
 	format     string // wav, pcm, flac
 	stream     string // "", "audio" or "sse"
 	textTokens int
+	cached     int    // talker prompt rows from the conditioning cache
+	salt       string // the conditioning salt (engine.Request.CacheSalt)
 	track      *speechTrack
 }
 
@@ -105,7 +109,9 @@ func (s *Speech) check(req *speechRequest) (*speechJob, *apiError) {
 	}
 	nonStreaming := req.NonStreamingMode == nil || *req.NonStreamingMode
 	ids, textTokens := s.speechIDs(*req.Input, req.Instructions)
-	u := s.m.Cfg.NewRequest(ids, qwen3tts.Voice{Speaker: voice, Language: lang, NonStreaming: nonStreaming})
+	v := qwen3tts.Voice{Speaker: voice, Language: lang, NonStreaming: nonStreaming, Instruct: s.instructIDs(req.Instructions)}
+	u := s.m.Cfg.NewRequest(ids, v)
+	job.salt = s.conditioningSalt(v, req.Instructions)
 	u.MaxFrames = s.cfg.DefaultMaxFrames
 	if req.MaxNewTokens != nil {
 		u.MaxFrames = *req.MaxNewTokens - 1 // the last talker step makes no frame (TS §7)
@@ -219,6 +225,9 @@ func (s *Speech) checkOptions(req *speechRequest) *apiError {
 	if n := len([]rune(req.Instructions)); n > maxInstructionChars {
 		return badRequest("instructions", "instructions has %d characters; the limit is %d", n, maxInstructionChars)
 	}
+	if req.Instructions != "" && !s.m.Cfg.AcceptsInstruct() {
+		return badRequest("instructions", "this model (tts_model_size %q) takes no instructions: the official Qwen3-TTS code drops them for 0.6B CustomVoice models; leave instructions empty or serve a 1.7B model", s.m.Cfg.ModelSize)
+	}
 	if t := req.TaskType; t != nil && *t != "" && !strings.EqualFold(*t, "CustomVoice") {
 		return badRequest("task_type", "task_type %q does not match this model (CustomVoice)", *t)
 	}
@@ -245,4 +254,28 @@ func (s *Speech) speechIDs(input, instructions string) (ids []int, textTokens in
 		textTokens += len(s.tok.Encode(instructions, tokenizer.EncodeOptions{}))
 	}
 	return slices.Clip(ids), textTokens
+}
+
+// instructIDs is the instruct block the official code prepends,
+// "<|im_start|>user\n{instructions}<|im_end|>\n", tokenized; the user's
+// text is encoded without special tokens, so it cannot inject any. Empty
+// instructions are none (I:820-825).
+func (s *Speech) instructIDs(instructions string) []int {
+	if instructions == "" {
+		return nil
+	}
+	special := tokenizer.EncodeOptions{ParseSpecial: true}
+	ids := s.tok.Encode("<|im_start|>", special)
+	ids = append(ids, s.tok.Encode("user\n"+instructions, tokenizer.EncodeOptions{})...)
+	ids = append(ids, s.tok.Encode("<|im_end|>\n", special)...)
+	return slices.Clip(ids)
+}
+
+// conditioningSalt keys the talker's conditioning cache as vLLM-Omni
+// keys its cache_salt: the first 32 hex digits of SHA-256 over the
+// NUL-joined model, task type, language, voice and instructions (not the
+// input text, which the cached rows do not depend on).
+func (s *Speech) conditioningSalt(v qwen3tts.Voice, instructions string) string {
+	sum := sha256.Sum256([]byte(strings.Join([]string{s.cfg.ModelName, s.m.Cfg.ModelType, v.Language, v.Speaker, instructions}, "\x00")))
+	return hex.EncodeToString(sum[:16])
 }

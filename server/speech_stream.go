@@ -27,7 +27,7 @@ type speechUsage struct {
 
 func newSpeechUsage(job *speechJob, frames int) *speechUsage {
 	u := &speechUsage{InputTokens: job.textTokens, OutputTokens: frames, TotalTokens: job.textTokens + frames}
-	u.Details.TextTokens = job.textTokens
+	u.Details.TextTokens, u.Details.CachedTokens = job.textTokens, job.cached
 	return u
 }
 
@@ -54,6 +54,9 @@ func eventOut(ev engine.Event) speechOut {
 // out is an event's content, recorded for the metrics.
 func (job *speechJob) out(ev engine.Event) speechOut {
 	o := eventOut(ev)
+	if ev.CachedTokens > 0 {
+		job.cached = ev.CachedTokens
+	}
 	job.track.observe(ev, o)
 	return o
 }

@@ -89,7 +89,14 @@ func TestSpeechWebSocket(t *testing.T) {
 	wsSend(t, ctx, c, `{"type":"input.text","text":"are you?"}`)
 	wsSend(t, ctx, c, `{"type":"input.done"}`)
 	for _, want := range []string{"Hello there.", "How are you?"} {
-		text, pcm, _ := wsSentence(t, ctx, c)
+		text, pcm, done := wsSentence(t, ctx, c)
+		// audio.done carries the sentence's usage and timings.
+		usage, _ := done["usage"].(map[string]any)
+		ttfa, _ := done["time_to_first_audio_s"].(float64)
+		rtf, _ := done["real_time_factor"].(float64)
+		if usage["output_tokens"] != float64(4) || ttfa <= 0 || rtf <= 0 || done["audio_seconds"] != 4*0.08 {
+			t.Errorf("audio.done %v", done)
+		}
 		body := `{"model":"tts","voice":"ryan","seed":5,"max_new_tokens":5,"response_format":"pcm","input":"` + want + `"}`
 		res, err := http.Post(f.URL+"/v1/audio/speech", "application/json", strings.NewReader(body))
 		if err != nil {
