@@ -3,16 +3,24 @@ package server
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"io"
+	"math"
 	"net/http"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/coder/websocket"
+
+	"github.com/siskin-ml/siskin/audio"
 	"github.com/siskin-ml/siskin/model/qwen3tts"
+	"github.com/siskin-ml/siskin/model/qwen3tts/codec"
 	"github.com/siskin-ml/siskin/tokenizer"
 )
 
@@ -207,5 +215,59 @@ func checkSpeechMetrics(t *testing.T, page, model string, n, frames float64) {
 		if got := metricValue(t, page, series); got < 1 {
 			t.Errorf("%s = %v, want steps", series, got)
 		}
+	}
+}
+
+// TestSpeechSpeed: speed stretches the buffered clip to round(n/speed)
+// samples with audio.Stretch (pitch kept; its own tests check that) of
+// the very PCM speed 1 gives for the same seed, in every format; the
+// WebSocket, which streams, refuses it.
+func TestSpeechSpeed(t *testing.T) {
+	f := newSpeechFixture(t)
+	req := func(speed float64, format string) []byte {
+		body, _ := json.Marshal(map[string]any{"model": "tts", "input": "Faster or slower.", "voice": "aiden", "seed": 3, "max_new_tokens": 9, "speed": speed, "response_format": format})
+		code, b := postSpeech(t, f.URL, string(body))
+		if code != 200 {
+			t.Fatalf("speed %v: %d %s", speed, code, b)
+		}
+		return b
+	}
+	toFloat := func(pcm []byte) []float32 {
+		x := make([]float32, len(pcm)/2)
+		for i := range x {
+			x[i] = float32(int16(binary.LittleEndian.Uint16(pcm[2*i:]))) / 32767
+		}
+		return x
+	}
+	base := req(1, "pcm")
+	for _, speed := range []float64{0.5, 1.25, 2} {
+		got := req(speed, "pcm")
+		y, err := audio.Stretch(toFloat(base), speed, codec.SampleRate)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := audio.ToInt16(nil, y)
+		if n := int(math.Round(float64(len(base)/2) / speed)); len(got) != 2*n || len(want) != n {
+			t.Fatalf("speed %v: %d samples, want %d", speed, len(got)/2, n)
+		}
+		for i, v := range want {
+			if int16(binary.LittleEndian.Uint16(got[2*i:])) != v {
+				t.Fatalf("speed %v: sample %d differs from audio.Stretch of the speed-1 PCM", speed, i)
+			}
+		}
+		if wav := req(speed, "wav"); !bytes.Equal(wav[audio.WAVHeaderSize:], got) {
+			t.Errorf("speed %v: the WAV's samples differ from the PCM", speed)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(f.URL, "http")+"/v1/audio/speech/stream", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseNow()
+	wsSend(t, ctx, c, `{"type":"session.config","model":"tts","speed":2}`)
+	if ev := wsRead(t, ctx, c); ev.msg["type"] != "error" || ev.msg["param"] != "speed" {
+		t.Errorf("speed on the WebSocket: %v", ev.msg)
 	}
 }

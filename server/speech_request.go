@@ -51,6 +51,7 @@ type speechJob struct {
 	sp         *engine.Speech
 	format     string // wav, pcm, flac
 	stream     string // "", "audio" or "sse"
+	speed      float64
 	textTokens int
 	cached     int    // talker prompt rows from the conditioning cache
 	salt       string // the conditioning salt (engine.Request.CacheSalt)
@@ -203,20 +204,36 @@ func (s *Speech) checkOutput(req *speechRequest, job *speechJob) *apiError {
 	if job.stream != "" && job.format == "flac" {
 		return badRequest("response_format", "streaming needs response_format wav or pcm, not flac")
 	}
-	if sp := req.Speed; sp != nil {
-		if math.IsNaN(*sp) || *sp < 0.25 || *sp > 4 {
-			return badRequest("speed", "speed %v is outside [0.25, 4]", *sp)
-		}
-		if *sp != 1 {
-			return badRequest("speed", "speed %v is not supported: siskin has no time stretch yet; use 1.0", *sp)
-		}
-	}
 	if m := req.OutputMode; m != nil && *m != "" && *m != "audio" && *m != "codec_tokens" {
 		return badRequest("output_mode", "unknown output_mode %q; use audio or codec_tokens", *m)
 	}
 	if req.OutputMode != nil && *req.OutputMode == "codec_tokens" && job.stream == "audio" {
 		return badRequest("stream_format", "output_mode codec_tokens streams as sse, not audio")
 	}
+	return checkSpeed(req, job)
+}
+
+// checkSpeed reads speed: a pitch-preserving time stretch of the whole
+// clip, so not with streaming (as vLLM-Omni) nor with codec tokens.
+func checkSpeed(req *speechRequest, job *speechJob) *apiError {
+	job.speed = 1
+	sp := req.Speed
+	if sp == nil {
+		return nil
+	}
+	if math.IsNaN(*sp) || *sp < 0.25 || *sp > 4 {
+		return badRequest("speed", "speed %v is outside [0.25, 4]", *sp)
+	}
+	if *sp == 1 {
+		return nil
+	}
+	if job.stream != "" {
+		return badRequest("speed", "speed %v needs the whole clip: not with streaming; use 1.0 or a buffered response", *sp)
+	}
+	if req.OutputMode != nil && *req.OutputMode == "codec_tokens" {
+		return badRequest("speed", "speed %v applies to audio, not to output_mode codec_tokens", *sp)
+	}
+	job.speed = *sp
 	return nil
 }
 

@@ -176,6 +176,9 @@ func (ss *wsSession) handle(m *wsMessage) *apiError {
 		if _, e := ss.s.check(&probe); e != nil {
 			return e
 		}
+		if sp := m.Speed; sp != nil && *sp != 1 {
+			return badRequest("speed", "speed %v needs the whole clip: not on the WebSocket, which streams; use 1.0", *sp)
+		}
 		ss.mu.Lock()
 		ss.cfg = m // the speaker goroutine reads it under mu
 		ss.mu.Unlock()
