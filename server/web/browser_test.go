@@ -60,7 +60,7 @@ type backend struct {
 	tmpl *chat.Template
 }
 
-func newBackend(t *testing.T) *backend {
+func newBackend(t *testing.T, delay time.Duration) *backend {
 	t.Helper()
 	lm, err := load.Open(testdata.Path(t, "llm", "tiny", "hf", "spark2_5-tiny", "bf16"))
 	if err != nil {
@@ -70,7 +70,7 @@ func newBackend(t *testing.T) *backend {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng := engine.New(&slowed{Model: lm.Model, delay: 10 * time.Millisecond},
+	eng := engine.New(&slowed{Model: lm.Model, delay: delay},
 		engine.Config{MaxNumSeqs: 4, MaxNumBatchedTokens: 256, KVCacheBytes: 64 << 20})
 	t.Cleanup(func() { eng.Close(); lm.Close() })
 	return &backend{eng: eng, lm: lm, tmpl: tmpl}
@@ -80,11 +80,19 @@ func newBackend(t *testing.T) *backend {
 // spark2_5 (its tool and reasoning parsers), mounted under prefix.
 func (b *backend) serve(t *testing.T, apiKey, prefix string) *httptest.Server {
 	t.Helper()
-	srv := server.New(server.Config{
+	return mount(t, b.server(apiKey).Handler(), prefix)
+}
+
+func (b *backend) server(apiKey string) *server.Server {
+	return server.New(server.Config{
 		ModelName: "spark-tiny", APIKey: apiKey, Defaults: sample.Defaults(),
 		ToolParser: load.ToolParserFor("spark2_5"), ReasoningParser: "deepseek_r1",
 	}, b.eng, b.lm.Tokenizer, b.tmpl)
-	h := srv.Handler()
+}
+
+// mount serves h under prefix, as a reverse proxy would.
+func mount(t *testing.T, h http.Handler, prefix string) *httptest.Server {
+	t.Helper()
 	if prefix != "" {
 		mux := http.NewServeMux()
 		mux.Handle(prefix+"/", http.StripPrefix(prefix, h))
@@ -161,6 +169,7 @@ func newBrowser(t *testing.T) context.Context {
 		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
 		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
 		chromedp.Flag("disable-dev-shm-usage", true), chromedp.WindowSize(1280, 800),
+		chromedp.Flag("autoplay-policy", "no-user-gesture-required"), // the voice test's audio starts from script
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	t.Cleanup(cancel)
@@ -337,7 +346,7 @@ const answerDone = `document.getElementById('stop').hidden && !document.querySel
 // the conversation back after a reload, screenshots, and the API key
 // behind a path prefix. No console errors are allowed.
 func TestChatPage(t *testing.T) {
-	b := newBackend(t)
+	b := newBackend(t, 10*time.Millisecond)
 	ts := b.serve(t, "", "")
 	var errs consoleErrors
 	tab := newTab(t, newBrowser(t), &errs)
