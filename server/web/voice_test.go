@@ -192,6 +192,10 @@ func TestVoice(t *testing.T) {
 		t.Fatalf("answer %+v, stats line %q: want first audio and real-time factor", msgs, stats)
 	}
 
+	if bad := eval[[]string](t, tab, contrastScript); len(bad) > 0 {
+		t.Errorf("text below WCAG AA contrast:\n%s", strings.Join(bad, "\n"))
+	}
+
 	// Screenshots: the chat and the voice settings, desktop and phone.
 	dir := screenshotDir(t)
 	eval[chromedp.Void](t, tab, `document.getElementById('voice').scrollIntoView()`)
