@@ -478,6 +478,7 @@
 
   function newChat() {
     if (running) return;
+    silence();
     if (state.messages.length && !window.confirm('Start a new chat? The current conversation is removed from this browser (export it first to keep it).')) return;
     state.messages = [];
     save();
@@ -530,13 +531,18 @@
   // Speaker speaks one message; t0 is when the user asked for it.
   class Speaker {
     constructor(msg, t0) {
-      Object.assign(this, { msg, t0, queue: [], inFlight: 0, ended: false, done: false, rate: 24000, synthMs: 0, audioS: 0, firstAudio: 0, startAt: 0, odd: null });
+      Object.assign(this, { msg, t0, ws: null, opened: false, queue: [], inFlight: 0, ended: false, done: false, rate: 24000, synthMs: 0, audioS: 0, firstAudio: 0, startAt: 0, odd: null });
+    }
+
+    // connect opens the session when there is a first piece to say (not
+    // before: a model that reasons first could outlast the server's idle
+    // timeout).
+    connect() {
       this.ws = new WebSocket(wsURL(), wsProtocols());
       this.ws.binaryType = 'arraybuffer';
-      this.ws.onopen = () => { this.ws.send(JSON.stringify(speechConfig())); this.pump(); };
+      this.ws.onopen = () => { this.opened = true; this.ws.send(JSON.stringify(speechConfig())); this.pump(); };
       this.ws.onmessage = (e) => this.receive(e.data);
       this.ws.onclose = (e) => { if (!this.done) this.fail(this.opened ? 'the speech connection closed (' + (e.reason || 'code ' + e.code) + ')' : 'the server refused the speech connection (check the API key)'); };
-      this.ws.addEventListener('open', () => { this.opened = true; });
       voiceHook.sessions++;
       voiceHook.open++;
       setVoiceStatus('Speaking…');
@@ -548,7 +554,10 @@
     // pump sends queued pieces, a few ahead of the audio, so the server's
     // queue never overflows on a long answer.
     pump() {
-      if (this.done || this.ws.readyState !== WebSocket.OPEN) return;
+      if (this.done) return;
+      if (!this.ws && this.queue.length) this.connect();
+      if (!this.ws && this.ended) { this.close(false); return; }
+      if (!this.ws || this.ws.readyState !== WebSocket.OPEN) return;
       while (this.queue.length && this.inFlight < 4) {
         this.ws.send(JSON.stringify({ type: 'input.text', text: this.queue.shift() }));
         this.ws.send(JSON.stringify({ type: 'input.done' }));
@@ -632,12 +641,14 @@
     close(cancel) {
       if (this.done) return;
       this.done = true;
-      voiceHook.open--;
-      if (this.ws.readyState === WebSocket.OPEN) {
-        if (cancel) this.ws.send(JSON.stringify({ type: 'input.cancel' }));
-        this.ws.send(JSON.stringify({ type: 'session.close' }));
+      if (this.ws) {
+        voiceHook.open--;
+        if (this.ws.readyState === WebSocket.OPEN) {
+          if (cancel) this.ws.send(JSON.stringify({ type: 'input.cancel' }));
+          this.ws.send(JSON.stringify({ type: 'session.close' }));
+        }
+        this.ws.close();
       }
-      this.ws.close();
       if (voice.speaker === this) voice.speaker = null;
       if (!cancel) setVoiceStatus('');
       updateControls();
@@ -725,9 +736,9 @@
     if (!voice.available) return;
     const sp = startSpeaker(m, performance.now());
     const pieces = speechPieces(m.content || '');
-    if (!pieces.length) setVoiceStatus('Nothing to read aloud in this message.');
     for (const p of pieces) sp.say(p);
     sp.end();
+    if (!pieces.length) setVoiceStatus('Nothing to read aloud in this message.');
   }
 
   // loadVoices fills the voice settings from the speech models listed.
