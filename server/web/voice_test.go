@@ -157,7 +157,7 @@ func TestVoice(t *testing.T) {
 	setField(t, tab, "speech-max", "0.4")
 	setField(t, tab, "voice-name", "ryan")
 	setField(t, tab, "temperature", "0")
-	setField(t, tab, "max-tokens", "60")
+	setField(t, tab, "max-tokens", "80")
 	setField(t, tab, "thinking", "off")
 	do(t, tab, "speak on", chromedp.Click(chromedp.ID("speak")))
 
