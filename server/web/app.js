@@ -91,6 +91,14 @@
     showModelInfo();
     hideBanner();
     await loadVoices(list.filter(isSpeechModel));
+    // A server of a speech model alone: the page reads typed text aloud.
+    const speechOnly = !chatModels.length && voice.available;
+    for (const id of ['chat-settings', 'speak-switch', 'regenerate']) $(id).hidden = speechOnly;
+    $('model').parentElement.hidden = speechOnly;
+    $('input').placeholder = speechOnly ? 'Text to speak' : 'Message the model';
+    $('send').textContent = speechOnly ? 'Speak' : 'Send';
+    if (speechOnly) $('model-info').textContent = 'Speech model only: what you type is read aloud.';
+    updateControls();
   }
 
   function showModelInfo() {
@@ -333,7 +341,7 @@
     $('send').hidden = busy;
     $('stop').hidden = !busy;
     $('stop-speech').hidden = busy || !speaking();
-    $('regenerate').disabled = busy || state.messages.length === 0;
+    $('regenerate').disabled = busy || state.messages.length === 0 || !chatModels.length;
     $('empty').hidden = state.messages.length > 0;
   }
 
@@ -448,7 +456,9 @@
     $('log').append(messageEl(state.messages[state.messages.length - 1]));
     $('input').value = '';
     save();
-    generate();
+    updateControls();
+    if (!chatModels.length && voice.available) readAloud(state.messages[state.messages.length - 1]);
+    else generate();
   }
 
   function regenerate() {

@@ -3,6 +3,7 @@ package web_test
 import (
 	"context"
 	"encoding/json"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -226,11 +227,36 @@ func TestVoice(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	waitFor(t, tab, "the page to go quiet", `document.getElementById('stop-speech').hidden && window.siskinVoice.open === 0`, 5*time.Second)
+	testSpeechOnly(t, tab, mount(t, sp.Handler(), ""), key, &errs)
 	for _, e := range errs.list() {
 		if !strings.Contains(e, "401") { // the page's first look, before it has the key
 			t.Errorf("console error: %s", e)
 		}
 	}
+}
+
+// testSpeechOnly loads the page from a server of the speech model alone
+// (siskin serve -m TTS_DIR): it offers no chat model, and reads typed
+// text aloud, a sentence an utterance.
+func testSpeechOnly(t *testing.T, browser context.Context, ts *httptest.Server, key string, errs *consoleErrors) {
+	tab := newTab(t, browser, errs)
+	do(t, tab, "load", chromedp.EmulateViewport(1280, 800), chromedp.Navigate(ts.URL+"/"))
+	waitFor(t, tab, "the key dialog", `document.getElementById('key-dialog').open`, 10*time.Second)
+	do(t, tab, "key", chromedp.SendKeys(chromedp.ID("key-input"), key+kb.Enter))
+	waitFor(t, tab, "speech-only mode", `document.getElementById('send').textContent === 'Speak' && !document.querySelector('label.model').getClientRects().length && !document.getElementById('system').getClientRects().length`, 10*time.Second)
+	setField(t, tab, "speech-max", "0.4")
+	do(t, tab, "speak", chromedp.SendKeys(chromedp.ID("input"), "Hello there. How are you?"+kb.Enter))
+	waitFor(t, tab, "the speech", `window.siskinVoice.sessions === 1 && window.siskinVoice.open === 0`, 20*time.Second)
+	h := readHook(t, tab)
+	if len(h.Errors) > 0 || h.Pieces != 2 || h.Samples == 0 || h.Samples%samplesPerFrame != 0 || h.Samples > 2*5*samplesPerFrame {
+		t.Fatalf("speech-only page: %+v, want 2 sentences of 1 to 5 frames each", h)
+	}
+	if n := eval[int](t, tab, `document.querySelectorAll('#log li.user').length`); n != 1 {
+		t.Fatalf("%d messages shown, want the typed one", n)
+	}
+	capture(t, tab, screenshotDir(t), "speech-only-desktop")
+	// The audio plays out: every scheduled buffer ends, and Stop speaking goes.
+	waitFor(t, tab, "the audio to play out", `document.getElementById('stop-speech').hidden`, 10*time.Second)
 }
 
 func itoa(n int) string {
