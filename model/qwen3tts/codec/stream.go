@@ -331,6 +331,10 @@ func addBias(x, b []float32) {
 // rows, gathering colRows rows of taps at a time into col.
 func (c *conv) run(dst, all []float32, n int, col []float32) {
 	out := dst[:n*c.out]
+	if c.p != nil {
+		kernels.Conv(out, c.p, all, n, c.dil)
+		return
+	}
 	if c.k == 1 {
 		kernels.MatMul(out, c.w, all[:n*c.in], n)
 	} else {
@@ -356,7 +360,11 @@ func (c *conv) run(dst, all []float32, n int, col []float32) {
 func (t *transConv) run(dst, x []float32, n int, carry, a []float32) {
 	kout, so, lap := t.k*t.out, t.s*t.out, (t.k-t.s)*t.out
 	a = a[:n*kout]
-	kernels.MatMul(a, t.w, x[:n*t.in], n)
+	if t.p != nil {
+		kernels.Conv(a, t.p, x[:n*t.in], n, 1)
+	} else {
+		kernels.MatMul(a, t.w, x[:n*t.in], n)
+	}
 	for i := range n {
 		cur, out := a[i*kout:(i+1)*kout], dst[i*so:(i+1)*so]
 		prev := carry

@@ -20,6 +20,7 @@ type conv struct {
 	w               *tensor.Matrix
 	b               []float32
 	in, out, k, dil int
+	p               *kernels.ConvWeights // w and b packed (see packConvs), or nil
 }
 
 // hist is the number of past input rows the conv reads.
@@ -32,6 +33,7 @@ type transConv struct {
 	w             *tensor.Matrix
 	b             []float32
 	in, out, k, s int
+	p             *kernels.ConvWeights // w packed without bias, or nil
 }
 
 // snake is SnakeBeta with its log-scale parameters resolved at load:
@@ -43,6 +45,7 @@ type convNeXt struct {
 	lnw, lnb   []float32
 	pw1, pw2   *tensor.Matrix
 	pw1b, pw2b []float32
+	pw1p, pw2p *kernels.ConvWeights // pw1/pw2 with their biases packed, or nil
 	gamma      []float32
 }
 
@@ -219,6 +222,11 @@ func New(cfg *Config, f *safetensors.File) (*Decoder, error) {
 	if l.err != nil {
 		return nil, l.err
 	}
+	if kernels.ConvAccelerated() {
+		if err := d.packConvs(l); err != nil {
+			return nil, err
+		}
+	}
 	d.rope = kernels.NewRoPETable(cfg.HeadDim, cfg.RopeTheta)
 	d.Bytes = l.bytes
 	return d, nil
@@ -328,4 +336,43 @@ func (d *Decoder) loadWaveform(l *loader) {
 	n := len(c.UpsampleRates)
 	d.finalAct = l.snake(fmt.Sprintf("decoder.decoder.%d", n+1), cin)
 	d.final = l.conv(fmt.Sprintf("decoder.decoder.%d.conv", n+2), cin, 1, 7, 1)
+}
+
+// packConvs packs the weights of every convolution after the transformer
+// (and pre_conv) for kernels.Conv, the SIMD tiers' im2col-free GEMM, and
+// drops the matrices' data (their shapes stay for FLOPsPerFrame). The
+// final 1-channel conv keeps the MatMul path (a 16-wide block would be
+// 15/16 padding).
+func (d *Decoder) packConvs(l *loader) error {
+	var err error
+	pack := func(m *tensor.Matrix, taps int, bias []float32) *kernels.ConvWeights {
+		if err != nil {
+			return nil
+		}
+		var p *kernels.ConvWeights
+		p, err = kernels.PackConv(m, taps, bias)
+		if err == nil {
+			l.bytes += p.Bytes() - int64(len(m.Data))
+			m.Data = nil
+		}
+		return p
+	}
+	packConv := func(c *conv) { c.p = pack(c.w, c.k, c.b) }
+	packConv(&d.preConv)
+	packConv(&d.conv0)
+	for j := range d.ups {
+		u := &d.ups[j]
+		u.tc.p = pack(u.tc.w, 1, nil)
+		u.cn.pw1p = pack(u.cn.pw1, 1, u.cn.pw1b)
+		u.cn.pw2p = pack(u.cn.pw2, 1, u.cn.pw2b)
+	}
+	for b := range d.blocks {
+		bl := &d.blocks[b]
+		bl.up.p = pack(bl.up.w, 1, nil)
+		for i := range bl.units {
+			packConv(&bl.units[i].conv1)
+			packConv(&bl.units[i].conv2)
+		}
+	}
+	return err
 }
