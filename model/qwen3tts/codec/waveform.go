@@ -66,8 +66,14 @@ func layerNorm(x, w, b []float32) {
 func (s *Stream) block(b int, x, y []float32, R int) int {
 	bl, ws := &s.d.blocks[b], &s.ws
 	cin, cout := bl.up.in, bl.up.out
-	bl.act.apply(x[:R*cin], x[:R*cin], cin)
-	bl.up.run(y, x, R, s.state.carry[b], ws.m0)
+	if bl.up.p != nil { // SnakeBeta straight into the conv's window
+		all, room := window(ws.m0, s.state.carry[b], R, cin)
+		bl.act.apply(room, x[:R*cin], cin)
+		bl.up.runPacked(y, all, R, s.state.carry[b])
+	} else {
+		bl.act.apply(x[:R*cin], x[:R*cin], cin)
+		bl.up.run(y, x, R, s.state.carry[b], ws.m0)
+	}
 	R *= bl.up.s
 	ys := y[:R*cout]
 	for i := range bl.units {

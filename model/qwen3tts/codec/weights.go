@@ -358,17 +358,43 @@ func (d *Decoder) packConvs(l *loader) error {
 		return p
 	}
 	packConv := func(c *conv) { c.p = pack(c.w, c.k, c.b) }
+	// A transposed conv with k = m*s is an m-tap conv over its input rows
+	// giving s output rows per input row: row (j, o) tap q holds
+	// W[i][o][j+(m-1-q)*s] (tap m-1 reads the current row).
+	packTrans := func(t *transConv) *kernels.ConvWeights {
+		if err != nil || t.k%t.s != 0 {
+			if err == nil {
+				err = fmt.Errorf("codec: transposed conv k=%d s=%d: k not a multiple of s", t.k, t.s)
+			}
+			return nil
+		}
+		m, so := t.k/t.s, t.s*t.out
+		src := t.w.Data // [k*out][in], row j*out+o = W[·][o][j]
+		bias := make([]float32, so)
+		w := l.matrix(t.w.Name, so, m*t.in, func(row, col int) float32 {
+			q, i := col/t.in, col%t.in
+			r := (row/t.out+(m-1-q)*t.s)*t.out + row%t.out
+			return math.Float32frombits(binary.LittleEndian.Uint32(src[4*(r*t.in+i):]))
+		})
+		for j := range so {
+			bias[j] = t.b[j%t.out]
+		}
+		p := pack(w, m, bias) // w's bytes were counted, then replaced by p's
+		l.bytes -= int64(len(t.w.Data))
+		t.w.Data = nil
+		return p
+	}
 	packConv(&d.preConv)
 	packConv(&d.conv0)
 	for j := range d.ups {
 		u := &d.ups[j]
-		u.tc.p = pack(u.tc.w, 1, nil)
+		u.tc.p = packTrans(&u.tc)
 		u.cn.pw1p = pack(u.cn.pw1, 1, u.cn.pw1b)
 		u.cn.pw2p = pack(u.cn.pw2, 1, u.cn.pw2b)
 	}
 	for b := range d.blocks {
 		bl := &d.blocks[b]
-		bl.up.p = pack(bl.up.w, 1, nil)
+		bl.up.p = packTrans(&bl.up)
 		for i := range bl.units {
 			packConv(&bl.units[i].conv1)
 			packConv(&bl.units[i].conv2)
