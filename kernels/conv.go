@@ -126,31 +126,44 @@ func Conv(dst []float32, c *ConvWeights, x []float32, n, dil int) {
 		units++
 	}
 	t := convTasks.Get().(*convTask)
-	*t = convTask{k: k, c: c, dst: dst, x: x, n: n, dil: dil, full: full, chunks: (n + convChunk - 1) / convChunk}
+	*t = convTask{k: k, c: c, dst: dst, x: x, n: n, dil: dil, full: full, units: units, chunks: (n + convChunk - 1) / convChunk}
+	// Weights of a unit that stay in L1/L2 next to the rows: all units
+	// of a row chunk in turn (the rows are read once); larger ones: all
+	// row chunks of a unit in turn (its weights are read once).
+	t.rowMajor = 4*k.blocks*convBlock*c.Taps*c.In <= convRowMajorBytes
 	parallelFor(t, units*t.chunks, convChunk*k.blocks*convBlock*c.Taps*c.In, 1)
 	*t = convTask{}
 	convTasks.Put(t)
 }
 
 type convTask struct {
-	k                    *convKernel
-	c                    *ConvWeights
-	dst, x               []float32
-	n, dil, full, chunks int
+	k                           *convKernel
+	c                           *ConvWeights
+	dst, x                      []float32
+	n, dil, full, units, chunks int
+	rowMajor                    bool
 }
+
+// convRowMajorBytes is the largest unit of weights (bytes) for which
+// Conv orders its tasks row chunk first.
+const convRowMajorBytes = 128 << 10
 
 var (
 	convTasks   = sync.Pool{New: func() any { return new(convTask) }}
 	convScratch = sync.Pool{New: func() any { return new([12 * convBlock]float32) }}
 )
 
-// run computes tasks [lo, hi): task u*chunks+q is column unit u (k.blocks
-// full blocks, or the last partial block) over row chunk q.
+// run computes tasks [lo, hi): task u*chunks+q (or q*units+u when
+// rowMajor) is column unit u (k.blocks full blocks, or the last partial
+// block) over row chunk q.
 func (t *convTask) run(lo, hi int) {
 	k, c := t.k, t.c
 	kin := c.Taps * c.In
 	for idx := lo; idx < hi; idx++ {
 		u, q := idx/t.chunks, idx%t.chunks
+		if t.rowMajor {
+			u, q = idx%t.units, idx/t.units
+		}
 		b0 := u * k.blocks
 		nb := min(k.blocks, t.full-b0)
 		t0, t1 := q*convChunk, min(t.n, (q+1)*convChunk)
