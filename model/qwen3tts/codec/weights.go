@@ -89,6 +89,9 @@ type Decoder struct {
 	blocks            []block
 	finalAct          snake
 	final             conv
+	// linears: the transformer's matrices packed for kernels.Conv (when
+	// packConvs ran), used by matMul.
+	linears map[*tensor.Matrix]*kernels.ConvWeights
 	// Bytes is the heap held by the weights.
 	Bytes int64
 }
@@ -338,8 +341,8 @@ func (d *Decoder) loadWaveform(l *loader) {
 	d.final = l.conv(fmt.Sprintf("decoder.decoder.%d.conv", n+2), cin, 1, 7, 1)
 }
 
-// packConvs packs the weights of every convolution after the transformer
-// (and pre_conv) for kernels.Conv, the SIMD tiers' im2col-free GEMM, and
+// packConvs packs the weights of every convolution and of the
+// transformer's linears for kernels.Conv, the SIMD tiers' im2col-free GEMM, and
 // drops the matrices' data (their shapes stay for FLOPsPerFrame). The
 // final 1-channel conv keeps the MatMul path (a 16-wide block would be
 // 15/16 padding).
@@ -392,6 +395,14 @@ func (d *Decoder) packConvs(l *loader) error {
 		u.cn.pw1p = pack(u.cn.pw1, 1, u.cn.pw1b)
 		u.cn.pw2p = pack(u.cn.pw2, 1, u.cn.pw2b)
 	}
+	d.linears = make(map[*tensor.Matrix]*kernels.ConvWeights)
+	for _, L := range d.layers {
+		for _, m := range []*tensor.Matrix{L.q, L.k, L.v, L.o, L.gate, L.up, L.down} {
+			d.linears[m] = pack(m, 1, nil)
+		}
+	}
+	d.linears[d.inProj] = pack(d.inProj, 1, nil)
+	d.linears[d.outProj] = pack(d.outProj, 1, nil)
 	for b := range d.blocks {
 		bl := &d.blocks[b]
 		bl.up.p = packTrans(&bl.up)
@@ -401,4 +412,14 @@ func (d *Decoder) packConvs(l *loader) error {
 		}
 	}
 	return err
+}
+
+// matMul is kernels.MatMul for the transformer's matrices, through
+// their packed copy when there is one.
+func (d *Decoder) matMul(dst []float32, m *tensor.Matrix, x []float32, n int) {
+	if p := d.linears[m]; p != nil {
+		kernels.Conv(dst[:n*m.Rows], p, x[:n*m.Cols], n, 1)
+		return
+	}
+	kernels.MatMul(dst, m, x, n)
 }
