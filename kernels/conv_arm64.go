@@ -81,5 +81,27 @@ func fmaPeakLoop(t tier, n int) float64 {
 	return 0
 }
 
-// snakeBetaSIMD: no NEON SnakeBeta yet (the Go code runs).
-func snakeBetaSIMD(tier, []float32, []float32, []float32, []float32) int { return 0 }
+//go:noescape
+func snakeBetaNEON(dst, x, a, inv *float32, n int) int
+
+// snakeBetaSIMD runs the NEON SnakeBeta (the Go kernel's bits) over the
+// whole 4-float vectors of x and returns how many elements it wrote (the
+// rest is the caller's); a vector the assembly refuses (|a*x| > 2^15 or
+// NaN) goes through the Go code.
+func snakeBetaSIMD(t tier, dst, x, a, inv []float32) int {
+	switch t {
+	case tierNEON, tierDotprod, tierI8MM:
+	default:
+		return 0
+	}
+	const w = 4
+	n := len(x) / w * w
+	for i := 0; i < n; {
+		i += snakeBetaNEON(&dst[i], &x[i], &a[i], &inv[i], n-i)
+		if i < n {
+			snakeBetaGo(dst[i:i+w], x[i:i+w], a[i:i+w], inv[i:i+w])
+			i += w
+		}
+	}
+	return n
+}

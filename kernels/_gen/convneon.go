@@ -1,6 +1,9 @@
 package main
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // The arm64 NEON convolution tiles (kernels/conv_arm64.s): rows (1-6)
 // output rows of one 16-wide block of output channels, four q registers
@@ -86,8 +89,8 @@ func convNEONTile(a *asm, name string, rows int) {
 	a.raw("")
 }
 
-// convNEONFile writes the NEON tiles (one block, 1-6 rows) and the NEON
-// FMA peak loop.
+// convNEONFile writes the NEON tiles (one block, 1-6 rows), the NEON
+// FMA peak loop and the NEON SnakeBeta.
 func convNEONFile() *asm {
 	a := &asm{}
 	a.b.WriteString(neonHeader)
@@ -111,5 +114,76 @@ func convNEONFile() *asm {
 	a.op("BNE %sloop", name)
 	a.op("RET")
 	a.raw("")
+	snakeNEON(a, "snakeBetaNEON")
 	return a
+}
+
+// snakeNEON emits the NEON SnakeBeta (see snake.go), 4 floats a step,
+// with the Go kernel's operations fused as the arm64 compiler fuses them
+// (y - q*pi parts, the polynomial, s*u*d + d and v + inv*sin^2 as FMAs)
+// and q rounded half away from zero as math.Round does, so it gives the
+// Go kernel's bits. A lane with |a*x| > 2^15 or NaN is found from the
+// bits of |y|: adding 0x38ffffff sets the sign bit exactly when they
+// exceed 0x47000000 (2^15).
+func snakeNEON(a *asm, name string) {
+	a.raw("// func %s(dst, x, a, inv *float32, n int) int", name)
+	a.raw("TEXT ·%s(SB), NOSPLIT, $0-48", name)
+	a.op("MOVD dst+0(FP), R0")
+	a.op("MOVD x+8(FP), R1")
+	a.op("MOVD a+16(FP), R2")
+	a.op("MOVD inv+24(FP), R3")
+	a.op("MOVD n+32(FP), R4")
+	a.op("MOVD ZR, R5")
+	// V16-V24 the constants of snakeConsts but max, V25 the abs mask,
+	// V26 the range test's addend.
+	for i, k := range snakeConsts[:9] {
+		a.op("MOVW $0x%08x, R6", math.Float32bits(k.v))
+		a.op("VDUP R6, V%d.S4", 16+i)
+	}
+	a.op("MOVW $0x7fffffff, R6")
+	a.op("VDUP R6, V25.S4")
+	a.op("MOVW $0x%08x, R6", 0x7fffffff-math.Float32bits(1<<15))
+	a.op("VDUP R6, V26.S4")
+	a.op("CMP R4, R5")
+	a.op("BGE %sdone", name)
+	a.label(name + "loop")
+	a.op("VLD1 (R1), [V0.S4]")
+	a.op("VLD1 (R2), [V1.S4]")
+	a.op("FMUL_4S(1, 1, 0)") // y = a*x
+	a.op("VAND V25.B16, V1.B16, V2.B16")
+	a.op("VADD V26.S4, V2.S4, V2.S4")
+	a.op("VMOV V2.D[0], R6")
+	a.op("VMOV V2.D[1], R7")
+	a.op("ORR R6, R7, R7")
+	a.op("TST $0x8000000080000000, R7")
+	a.op("BNE %sdone", name)
+	a.op("FMUL_4S(3, 1, 16)") // y*invPi
+	a.op("FRINTA_4S(3, 3)")
+	for i := 17; i <= 20; i++ {
+		a.op("VFMLS V3.S4, V%d.S4, V1.S4", i) // d -= q*pi part
+	}
+	a.op("FMUL_4S(4, 1, 1)") // s = d*d
+	a.op("VMOV V22.B16, V5.B16")
+	a.op("VFMLA V21.S4, V4.S4, V5.S4") // c3 + c4*s
+	a.op("VMOV V23.B16, V6.B16")
+	a.op("VFMLA V5.S4, V4.S4, V6.S4") // c2 + u*s
+	a.op("VMOV V24.B16, V5.B16")
+	a.op("VFMLA V6.S4, V4.S4, V5.S4") // c1 + u*s
+	a.op("FMUL_4S(5, 4, 5)")          // s*u
+	a.op("VMOV V1.B16, V6.B16")
+	a.op("VFMLA V5.S4, V1.S4, V6.S4") // (s*u)*d + d
+	a.op("FMUL_4S(6, 6, 6)")          // sin^2
+	a.op("VLD1 (R3), [V7.S4]")
+	a.op("VFMLA V7.S4, V6.S4, V0.S4") // x + inv*sin^2
+	a.op("VST1 [V0.S4], (R0)")
+	for _, r := range []string{"R0", "R1", "R2", "R3"} {
+		a.op("ADD $16, %s, %s", r, r)
+	}
+	a.op("ADD $4, R5, R5")
+	a.op("CMP R4, R5")
+	a.op("BLT %sloop", name)
+	a.label(name + "done")
+	a.op("MOVD R5, ret+40(FP)")
+	a.op("RET")
+	a.raw("")
 }
