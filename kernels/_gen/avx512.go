@@ -294,8 +294,12 @@ func q6k512(a *asm, A int) {
 	a.op("MOVQ blocks+%d(FP), R10", blocksOff(A))
 	a.op("IMUL3Q $1680, R10, R10")
 	a.op("VMOVDQU64 zk0f<>(SB), Z9")
-	for i, m := range []string{"zk03", "zk0c", "zk30", "zkc0"} {
-		a.op("VMOVDQU64 %s<>(SB), %s", m, z(18+i))
+	if A == 1 {
+		a.op("VMOVDQU64 zk30<>(SB), Z18")
+	} else {
+		for i, m := range []string{"zk03", "zk0c", "zk30", "zkc0"} {
+			a.op("VMOVDQU64 %s<>(SB), %s", m, z(18+i))
+		}
 	}
 	a.label(l("pair"))
 	a.op("MOVQ x_base+%d(FP), R12", xOff(A))
@@ -317,6 +321,8 @@ func q6k512(a *asm, A int) {
 				a.op("PREFETCHT0 %d(SI)", 2048+840*n+p)
 				a.op("PREFETCHT0 %d(SI)(R10*1)", 2048+840*n+p)
 			}
+			q6kHalf1(a, n)
+			continue
 		}
 		for t := 0; t < 4; t++ {
 			p := 4*n + t
@@ -522,4 +528,54 @@ func q8z(a *asm, four bool, A int) {
 	a.op("VZEROUPPER")
 	a.op("RET")
 	a.raw("")
+}
+
+// q6kHalf1: half n of a Q6_K block for one activation row. Each load of
+// ql (both 32-byte halves) and qh is made once and gives the quants of
+// all four types t (unpacked with VPTERNLOGD: nibble | (qh bits & 0x30)),
+// summed into Z0+t over the 16 elements of one scale, then times that
+// scale into Z4. Registers: Z9 0x0f, Z18 0x30, Z20+2t+h the int32 scale
+// of sub-block (t, h), Z8/Z10/Z11 the loads, Z28-Z31 the unpacked
+// quants, Z5 scratch.
+func q6kHalf1(a *asm, n int) {
+	for t := 0; t < 4; t++ {
+		s := 20 + 2*t
+		pairLoad16(a, 1536+16*(4*n+t), 5)
+		a.op("VPMOVSXBW Y5, Z5")
+		a.op("VPSLLD $16, Z5, %s", z(s))
+		a.op("VPSRAD $16, %s, %s", z(s), z(s))
+		a.op("VPSRAD $16, Z5, %s", z(s+1))
+	}
+	for h := 0; h < 2; h++ {
+		for t := 0; t < 4; t++ {
+			a.op("VPXORD %s, %s, %s", z(t), z(t), z(t))
+		}
+		for k := 4 * h; k < 4*h+4; k++ {
+			pairLoad(a, 512*n+32*k, 8)
+			pairLoad(a, 512*n+256+32*k, 10)
+			pairLoad(a, 1024+256*n+32*k, 11)
+			// 0xF8: dst | (src2 & src3).
+			a.op("VPANDD Z9, Z8, Z28")
+			a.op("VPSLLW $4, Z11, Z29")
+			a.op("VPTERNLOGD $0xF8, Z18, Z29, Z28")
+			a.op("VPDPBUSD.BCST %d(R12), Z28, Z0", 128*n+4*k)
+			a.op("VPANDD Z9, Z10, Z29")
+			a.op("VPSLLW $2, Z11, Z30")
+			a.op("VPTERNLOGD $0xF8, Z18, Z30, Z29")
+			a.op("VPDPBUSD.BCST %d(R12), Z29, Z1", 128*n+32+4*k)
+			a.op("VPSRLW $4, Z8, Z30")
+			a.op("VPANDD Z9, Z30, Z30")
+			a.op("VPTERNLOGD $0xF8, Z18, Z11, Z30")
+			a.op("VPDPBUSD.BCST %d(R12), Z30, Z2", 128*n+64+4*k)
+			a.op("VPSRLW $4, Z10, Z31")
+			a.op("VPANDD Z9, Z31, Z31")
+			a.op("VPSRLW $2, Z11, Z8")
+			a.op("VPTERNLOGD $0xF8, Z18, Z8, Z31")
+			a.op("VPDPBUSD.BCST %d(R12), Z31, Z3", 128*n+96+4*k)
+		}
+		for t := 0; t < 4; t++ {
+			a.op("VPMULLD %s, %s, %s", z(20+2*t+h), z(t), z(t))
+			a.op("VPADDD %s, Z4, Z4", z(t))
+		}
+	}
 }
