@@ -200,28 +200,31 @@ func q4kChunk1(a *asm, c int) {
 	}
 }
 
-// q4kChunk4: chunk c of four activation rows, one sub-block at a time.
+// q4kChunk4: chunk c of four activation rows: each load gives both
+// sub-blocks (low nibbles into Z0+r, high into Z24+r), then times their
+// scales into Z4+r.
 func q4kChunk4(a *asm, c int) {
-	for h := 0; h < 2; h++ {
+	for r := 0; r < 4; r++ {
+		a.op("VPXORD %s, %s, %s", z(r), z(r), z(r))
+		a.op("VPXORD %s, %s, %s", z(24+r), z(24+r), z(24+r))
+	}
+	for k := 0; k < 8; k++ {
+		pairLoad(a, 128+256*c+32*k, 29)
+		a.op("VPSRLW $4, Z29, Z30")
+		a.op("VPANDD Z9, Z29, Z29")
+		a.op("VPANDD Z9, Z30, Z30")
 		for r := 0; r < 4; r++ {
-			a.op("VPXORD %s, %s, %s", z(r), z(r), z(r))
-			a.op("VPXORD %s, %s, %s", z(24+r), z(24+r), z(24+r))
-		}
-		for k := 0; k < 8; k++ {
-			pairLoad(a, 128+256*c+32*k, 29)
-			if h == 1 {
-				a.op("VPSRLW $4, Z29, Z29")
-			}
-			a.op("VPANDD Z9, Z29, Z29")
-			for r := 0; r < 4; r++ {
-				a.op("VPDPBUSD.BCST %s, Z29, %s", act(64*c+32*h+4*k, "R12", r), z(24*(k%2)+r))
-			}
+			a.op("VPDPBUSD.BCST %s, Z29, %s", act(64*c+4*k, "R12", r), z(r))
 		}
 		for r := 0; r < 4; r++ {
-			a.op("VPADDD %s, %s, %s", z(24+r), z(r), z(r))
-			a.op("VPMULLD %s, %s, %s", z(16+2*c+h), z(r), z(r))
-			a.op("VPADDD %s, %s, %s", z(r), z(4+r), z(4+r))
+			a.op("VPDPBUSD.BCST %s, Z30, %s", act(64*c+32+4*k, "R12", r), z(24+r))
 		}
+	}
+	for r := 0; r < 4; r++ {
+		a.op("VPMULLD %s, %s, %s", z(16+2*c), z(r), z(r))
+		a.op("VPADDD %s, %s, %s", z(r), z(4+r), z(4+r))
+		a.op("VPMULLD %s, %s, %s", z(17+2*c), z(24+r), z(24+r))
+		a.op("VPADDD %s, %s, %s", z(24+r), z(4+r), z(4+r))
 	}
 }
 
