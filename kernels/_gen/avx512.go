@@ -69,11 +69,11 @@ func pairLoad(a *asm, off int, r int) {
 // (group g's block), R10 the group stride, DI out, CX pairs of groups
 // left, DX blocks left, R12 activation quants, R13 their d, AX their sums
 // of 32, R11/R14 and R8/R9 the activation and output row strides (x1,
-// x3). Z9 = 0x0f bytes; Z16-Z23 the int32 scales of the 8 sub-blocks;
-// Z0+a and Z24+a the sums of even and odd loads of the sub-block in
-// progress (A = 4; A = 1: Z0/Z1 and Z24/Z25 for the low and high
-// nibbles); Z4+a the block's integer sums; Z12+a the float sums. Stack:
-// the four min pair vectors.
+// x3), BX the prefetch base (A = 1). Z9 = 0x0f bytes; Z16-Z23 the int32
+// scales of the 8 sub-blocks; Z0+a and Z24+a the sums of the low and
+// high nibbles of the chunk in progress (A = 4; A = 1: Z0/Z1 and Z24/Z25
+// for the low and high nibbles of even and odd loads); Z4+a the block's
+// integer sums; Z12+a the float sums. Stack: the four min pair vectors.
 func q4k512(a *asm, A int) {
 	name := "q4kPackVecAVX512"
 	args := "$256-88"
@@ -284,10 +284,8 @@ func pairLoad16(a *asm, off int, r int) {
 // Q6_K on 16 rows (two groups), A activation rows (1 or 4): the 6-bit
 // quants q enter VPDPBUSD unsigned, sums of 16 (one scale) in 32 bits,
 // times the scale (VPMULLD); the offset -32 is applied once per
-// super-block as in q6k. Registers: Z9 0x0f, Z18-Z21 the masks of the
-// high-bit pairs, Z16/Z17 the int32 scales of the two sub-blocks of the
-// pair in progress, Z29/Z30 an unpacked load, Z0+a/Z24+a the even/odd
-// load sums of row a, Z4+a the block's integer sums, Z12+a the float sums.
+// super-block as in q6k. Registers: Z4+a the block's integer sums of row
+// a, Z12+a its float sums; the rest as q6kHalf1 and q6kHalf4 say.
 func q6k512(a *asm, A int) {
 	name := "q6kPackVecAVX512"
 	args := "$0-88"
