@@ -71,7 +71,7 @@ func (s *Server) parseStructured(f *samplingFields) *apiError {
 		asks = append(asks, ask{"json_schema", func() (*grammar.Grammar, error) { return grammar.FromJSONSchema(schemaBytes(f.JSONSchema)) }})
 	}
 	if f.Grammar != nil && *f.Grammar != "" {
-		asks = append(asks, ask{"grammar", func() (*grammar.Grammar, error) { return nil, errGBNF }})
+		asks = append(asks, ask{"grammar", func() (*grammar.Grammar, error) { return grammar.FromGBNF(*f.Grammar) }})
 	}
 	switch len(asks) {
 	case 0:
@@ -87,8 +87,6 @@ func (s *Server) parseStructured(f *samplingFields) *apiError {
 	f.constraint = g
 	return nil
 }
-
-var errGBNF = errors.New("GBNF grammars are not supported yet; use a JSON schema, a regex or a choice list")
 
 // ask is one field asking for a grammar, compiled on demand.
 type ask struct {
@@ -108,7 +106,7 @@ func appendAsks(asks []ask, prefix string, js json.RawMessage, regex *string, ch
 		asks = append(asks, ask{prefix + "choice", func() (*grammar.Grammar, error) { return grammar.Choice(choice) }})
 	}
 	if gbnf != nil {
-		asks = append(asks, ask{prefix + "grammar", func() (*grammar.Grammar, error) { return nil, errGBNF }})
+		asks = append(asks, ask{prefix + "grammar", func() (*grammar.Grammar, error) { return grammar.FromGBNF(*gbnf) }})
 	}
 	return asks
 }

@@ -256,6 +256,9 @@ func TestSDKResponsesTextFormat(t *testing.T) {
 	}
 }
 
+// gbnfYesNo is a GBNF grammar with a rule reference and a comment.
+const gbnfYesNo = "root ::= answer # one of two\nanswer ::= \"yes\" \"!\" | \"no\" [.]\n"
+
 // Unsupported keywords, invalid schemas, regexes and grammars are 400s
 // naming the field (and the keyword in the message).
 func TestStructuredErrors(t *testing.T) {
@@ -269,8 +272,9 @@ func TestStructuredErrors(t *testing.T) {
 		{map[string]any{"response_format": map[string]any{"type": "json_schema", "json_schema": map[string]any{"name": "x", "schema": map[string]any{"type": "string", "pattern": "(?=a)b"}}}}, "response_format.json_schema.schema", "pattern"},
 		{map[string]any{"structured_outputs": map[string]any{"regex": "a(b"}}, "structured_outputs.regex", "regular expression"},
 		{map[string]any{"structured_outputs": map[string]any{"json": map[string]any{"$ref": "http://example.com/s.json"}}}, "structured_outputs.json", "$ref"},
-		{map[string]any{"structured_outputs": map[string]any{"grammar": "root ::= \"a\""}}, "structured_outputs.grammar", "GBNF"},
-		{map[string]any{"grammar": "root ::= \"a\""}, "grammar", "GBNF"},
+		{map[string]any{"structured_outputs": map[string]any{"grammar": "start: \"a\""}}, "structured_outputs.grammar", "GBNF"},
+		{map[string]any{"grammar": "root ::= item"}, "grammar", `rule "item" is used but not defined`},
+		{map[string]any{"guided_grammar": "root ::= [z-a]"}, "guided_grammar", "reversed"},
 		{map[string]any{"json_schema": map[string]any{"type": "integer", "multipleOf": 7}}, "json_schema", "multipleOf"},
 		{map[string]any{"structured_outputs": map[string]any{"choice": []string{"a"}}, "json_schema": map[string]any{"type": "string"}}, "json_schema", "only one"},
 	} {
@@ -294,8 +298,14 @@ func TestStructuredErrors(t *testing.T) {
 	}{
 		{map[string]any{"choice": []string{"yes", "no"}}, func(s string) bool { return s == "yes" || s == "no" }},
 		{map[string]any{"regex": "[0-9]{3}-[a-z]{2}"}, func(s string) bool { return len(s) == 6 && s[3] == '-' }},
+		{map[string]any{"grammar": gbnfYesNo}, func(s string) bool { return s == "yes!" || s == "no." }},
+		{map[string]any{"llama": gbnfYesNo}, func(s string) bool { return s == "yes!" || s == "no." }},
 	} {
-		code, raw := ts.post(t, "/v1/chat/completions", map[string]any{"messages": msgs, "max_tokens": 20, "structured_outputs": c.so})
+		body := map[string]any{"messages": msgs, "max_tokens": 20, "structured_outputs": c.so}
+		if g, ok := c.so["llama"]; ok {
+			body = map[string]any{"messages": msgs, "max_tokens": 20, "grammar": g} // llama-server's field
+		}
+		code, raw := ts.post(t, "/v1/chat/completions", body)
 		var r struct {
 			Choices []struct {
 				Message      struct{ Content string } `json:"message"`
