@@ -133,14 +133,18 @@ func (g *Grammar) triggerMasks(v *Vocab, trigger string) *triggerMasks {
 	}
 	tm := &triggerMasks{banned: make([][]int32, len(trigger))}
 	var buf []byte
+	last := trigger[len(trigger)-1]
 	for k := range trigger {
 		for _, id := range v.order {
+			if bytes.IndexByte(v.tokens[id], last) < 0 {
+				continue // cannot complete the trigger
+			}
 			buf = append(append(buf[:0], trigger[:k]...), v.tokens[id]...)
 			i := bytes.Index(buf, []byte(trigger))
 			if i < 0 {
 				continue
 			}
-			if m := NewMatcher(g, v); !m.AcceptBytes(buf[i:]) {
+			if !g.startsWith(buf[i:]) {
 				tm.banned[k] = append(tm.banned[k], id)
 			}
 		}
@@ -150,4 +154,20 @@ func (g *Grammar) triggerMasks(v *Vocab, trigger string) *triggerMasks {
 	}
 	g.lazy[triggerKey{v, trigger}] = tm
 	return tm
+}
+
+// startsWith reports whether text is a prefix of a sentence of g.
+func (g *Grammar) startsWith(text []byte) bool {
+	a := &arena{g: g}
+	var cur, next state
+	a.start(&cur)
+	for _, c := range text {
+		next.reset()
+		a.advance(&cur, c, &next)
+		if next.empty() {
+			return false
+		}
+		cur, next = next, cur
+	}
+	return true
 }

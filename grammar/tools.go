@@ -114,11 +114,16 @@ func (c *conv) sparkArgs(params any) ([]elem, error) {
 	b := c.b
 	po, _ := params.(*object)
 	if po == nil {
-		return nil, nil
+		return c.sparkFreeArgs(), nil
 	}
 	props, err := c.props(po, "#")
 	if err != nil {
 		return nil, err
+	}
+	if len(props) == 0 {
+		if ap, ok := po.get("additionalProperties"); !ok || ap != false {
+			return c.sparkFreeArgs(), nil
+		}
 	}
 	var tail []elem
 	for i := len(props) - 1; i >= 0; i-- {
@@ -138,6 +143,19 @@ func (c *conv) sparkArgs(params any) ([]elem, error) {
 		}
 	}
 	return tail, nil
+}
+
+// sparkFreeArgs is up to 8 arguments of any name and text value, for a
+// tool whose schema lists no properties but allows others.
+func (c *conv) sparkFreeArgs() []elem {
+	b := c.b
+	var name byteSet
+	name.addRange('a', 'z')
+	name.addRange('A', 'Z')
+	name.addRange('0', '9')
+	name.add('_')
+	kv := cat(b.lit("<arg_key>"), b.repeat([]elem{b.class(name)}, 1, 32), b.lit("</arg_key><arg_value>"), c.sparkText(0, maxStringLen), b.lit("</arg_value>"))
+	return b.repeat(kv, 0, 8)
 }
 
 // sparkValue is a parameter's value text: raw for a string parameter.
@@ -176,10 +194,15 @@ func (c *conv) sparkValue(sch any, path string) ([]elem, error) {
 	} else if hi > lo+maxStringLen {
 		hi = max(lo, maxStringLen)
 	}
-	// Printable text without '<' (which could close the value) and with
-	// no surrounding whitespace.
+	return c.sparkText(lo, hi), nil
+}
+
+// sparkText is lo to hi (< 0: any number of) characters of raw value
+// text: printable ASCII without '<' (which could close the value) and
+// without whitespace (the parser trims it).
+func (c *conv) sparkText(lo, hi int) []elem {
 	var ascii byteSet
 	ascii.addRange(0x21, 0x7e)
 	ascii[0] &^= 1 << '<'
-	return b.repeat([]elem{b.class(ascii)}, lo, hi), nil
+	return c.b.repeat([]elem{c.b.class(ascii)}, lo, hi)
 }

@@ -30,6 +30,7 @@ type structuredFields struct {
 	// each choice's matcher consumes first.
 	constraint *grammar.Grammar
 	forced     string
+	lazy       *grammar.LazyOptions // set: constraint switches on at lazy.Trigger
 }
 
 func present(raw json.RawMessage) bool {
@@ -167,6 +168,7 @@ func grammarError(field string, err error) *apiError {
 // model's format, with arguments that match each tool's schema.
 func (s *Server) constrainTools(t *turn, f *samplingFields) *apiError {
 	if len(t.callTools) == 0 {
+		s.constrainLazily(t, f)
 		return nil
 	}
 	if f.constraint != nil {
@@ -185,10 +187,47 @@ func (s *Server) constrainTools(t *turn, f *samplingFields) *apiError {
 	return nil
 }
 
+// lazyTriggers is the text that opens a tool call, per tool format whose
+// calls open with plain text: with tool_choice "auto" the tool-call
+// grammar switches on there (llama.cpp's lazy grammars).
+var lazyTriggers = map[string]string{"hermes": "<tool_call>", "spark25": "<tool_call>"}
+
+// constrainLazily sets the lazy tool-call grammar of a turn whose
+// tool_choice is "auto": free text (and reasoning) until the model opens a
+// call, then only calls with arguments that match their tools' schemas.
+// Tools whose schemas the grammar cannot honour leave the output free, as
+// it was before (the request asked for no constraint).
+func (s *Server) constrainLazily(t *turn, f *samplingFields) {
+	trigger := lazyTriggers[t.toolParser]
+	if !t.autoTools || trigger == "" || len(t.tools) == 0 || f.constraint != nil {
+		return
+	}
+	var tools []grammar.Tool
+	for _, tl := range t.tools {
+		tools = append(tools, grammar.Tool{Name: tl.Name, Parameters: tl.Parameters})
+	}
+	g, err := grammar.ToolCalls(grammar.ToolCallSpec{Format: t.toolParser, Tools: tools, Parallel: !t.single})
+	if err != nil {
+		s.cfg.Logger.Info("tool_choice auto: the tool calls stay unconstrained", "reason", err.Error())
+		return
+	}
+	opt := &grammar.LazyOptions{Trigger: trigger}
+	if s.cfg.ReasoningParser != "" {
+		opt.SkipOpen, opt.SkipClose = "<think>", "</think>"
+		opt.InSkip = toolcall.PromptOpensThink(t.prompt)
+	}
+	f.constraint, f.lazy = g, opt
+}
+
 // withConstraint gives p a fresh matcher of f's grammar (one per choice).
 func (s *Server) withConstraint(p sample.Params, f *samplingFields) (sample.Params, error) {
 	if f.constraint == nil {
 		return p, nil
+	}
+	if f.lazy != nil {
+		l, err := grammar.NewLazy(f.constraint, grammar.VocabFromTokenizer(s.tok), *f.lazy)
+		p.Constraint = l
+		return p, err
 	}
 	m := grammar.NewMatcher(f.constraint, grammar.VocabFromTokenizer(s.tok))
 	if f.forced != "" && !m.AcceptBytes([]byte(f.forced)) {
