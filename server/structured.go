@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/siskin-ml/siskin/chat/toolcall"
@@ -22,6 +23,7 @@ type structuredFields struct {
 	GuidedRegex       *string         `json:"guided_regex"`
 	GuidedChoice      []string        `json:"guided_choice"`
 	GuidedGrammar     *string         `json:"guided_grammar"`
+	GuidedWhitespace  *string         `json:"guided_whitespace_pattern"`
 	JSONSchema        json.RawMessage `json:"json_schema"`
 	Grammar           *string         `json:"grammar"`
 
@@ -58,14 +60,21 @@ func (s *Server) parseStructured(f *samplingFields) *apiError {
 			Choice     []string        `json:"choice"`
 			Grammar    *string         `json:"grammar"`
 			JSONObject bool            `json:"json_object"`
+			Whitespace *string         `json:"whitespace_pattern"`
 		}
 		if err := json.Unmarshal(f.StructuredOutputs, &so); err != nil {
 			return badRequest("structured_outputs", "structured_outputs must be an object: %v", err)
+		}
+		if err := checkWhitespace("structured_outputs.whitespace_pattern", so.Whitespace); err != nil {
+			return err
 		}
 		asks = appendAsks(asks, "structured_outputs.", so.JSON, so.Regex, so.Choice, so.Grammar)
 		if so.JSONObject {
 			asks = append(asks, ask{"structured_outputs.json_object", func() (*grammar.Grammar, error) { return grammar.JSONObject(), nil }})
 		}
+	}
+	if err := checkWhitespace("guided_whitespace_pattern", f.GuidedWhitespace); err != nil {
+		return err
 	}
 	asks = appendAsks(asks, "guided_", f.GuidedJSON, f.GuidedRegex, f.GuidedChoice, f.GuidedGrammar)
 	if present(f.JSONSchema) {
@@ -86,6 +95,25 @@ func (s *Server) parseStructured(f *samplingFields) *apiError {
 		return grammarError(asks[0].field, err)
 	}
 	f.constraint = g
+	return nil
+}
+
+// checkWhitespace accepts vLLM's whitespace_pattern (the whitespace
+// allowed between JSON tokens) when it matches the empty string: siskin
+// writes JSON compactly, with no whitespace, so its outputs then follow
+// the pattern. One that demands whitespace is refused, never ignored.
+// (disable_any_whitespace needs no check: the output never has any.)
+func checkWhitespace(field string, pattern *string) *apiError {
+	if pattern == nil {
+		return nil
+	}
+	re, err := regexp.Compile(`^(?:` + *pattern + `)$`)
+	if err != nil {
+		return badRequest(field, "%s is not a valid regular expression: %v", field, err)
+	}
+	if !re.MatchString("") {
+		return badRequest(field, "%s %q must allow no whitespace: siskin writes JSON compactly", field, *pattern)
+	}
 	return nil
 }
 

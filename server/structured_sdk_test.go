@@ -316,6 +316,8 @@ func TestStructuredErrors(t *testing.T) {
 		{map[string]any{"structured_outputs": map[string]any{"grammar": "start: \"a\""}}, "structured_outputs.grammar", "GBNF"},
 		{map[string]any{"grammar": "root ::= item"}, "grammar", `rule "item" is used but not defined`},
 		{map[string]any{"guided_grammar": "root ::= [z-a]"}, "guided_grammar", "reversed"},
+		{map[string]any{"structured_outputs": map[string]any{"json": map[string]any{"type": "object"}, "whitespace_pattern": "[ ]+"}}, "structured_outputs.whitespace_pattern", "compactly"},
+		{map[string]any{"guided_json": map[string]any{"type": "object"}, "guided_whitespace_pattern": "[ "}, "guided_whitespace_pattern", "regular expression"},
 		{map[string]any{"json_schema": map[string]any{"type": "integer", "multipleOf": 7}}, "json_schema", "multipleOf"},
 		{map[string]any{"structured_outputs": map[string]any{"choice": []string{"a"}}, "json_schema": map[string]any{"type": "string"}}, "json_schema", "only one"},
 	} {
@@ -339,6 +341,7 @@ func TestStructuredErrors(t *testing.T) {
 	}{
 		{map[string]any{"choice": []string{"yes", "no"}}, func(s string) bool { return s == "yes" || s == "no" }},
 		{map[string]any{"regex": "[0-9]{3}-[a-z]{2}"}, func(s string) bool { return len(s) == 6 && s[3] == '-' }},
+		{map[string]any{"choice": []string{"a b"}, "whitespace_pattern": "[ \n]*", "disable_any_whitespace": true}, func(s string) bool { return s == "a b" }},
 		{map[string]any{"grammar": gbnfYesNo}, func(s string) bool { return s == "yes!" || s == "no." }},
 		{map[string]any{"llama": gbnfYesNo}, func(s string) bool { return s == "yes!" || s == "no." }},
 	} {
