@@ -11,7 +11,9 @@ import (
 // lazy grammars, used for tool_choice "auto". While free, only tokens
 // that would complete the trigger with text the grammar refuses are
 // masked. Text inside a skipped span (the reasoning, between "<think>"
-// and "</think>") never triggers. Not safe for concurrent use.
+// and "</think>") never triggers; inside it nothing is masked, so a single
+// token that closes the span and completes the trigger with text the
+// grammar refuses makes Accept fail. Not safe for concurrent use.
 type Lazy struct {
 	g       *Grammar
 	v       *Vocab

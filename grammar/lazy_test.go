@@ -1,6 +1,7 @@
 package grammar
 
 import (
+	"bytes"
 	"math"
 	"testing"
 )
@@ -84,4 +85,57 @@ func TestLazy(t *testing.T) {
 	if _, err := NewLazy(g, v, LazyOptions{Trigger: "[TOOL]"}); err == nil {
 		t.Error("a trigger the grammar does not start with was taken")
 	}
+}
+
+// FuzzLazy walks a lazy grammar on token choices from the input: every
+// token its mask allows is accepted (the free text's mask bans exactly
+// the tokens that would complete the trigger with text the grammar
+// refuses), and no step panics.
+func FuzzLazy(f *testing.F) {
+	var toks [][]byte
+	for c := 0; c < 0x100; c++ {
+		toks = append(toks, []byte{byte(c)})
+	}
+	for _, s := range []string{"<t>", "<t>a", "<t>x", "t>", "t>b", ">c", "</think>", "<think>", "k><t", "</t>", "ab"} {
+		toks = append(toks, []byte(s))
+	}
+	toks = append(toks, nil)
+	special := make([]bool, len(toks))
+	special[len(toks)-1] = true
+	v := NewVocab(toks, special, []int{len(toks) - 1})
+	g, err := FromGBNF(`root ::= "<t>" [a-c]+ "</t>" ("<t>" [a-c]+ "</t>")?`)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add([]byte("<think><t></think>x<t>ab</t>"), false)
+	f.Add([]byte{0x100 - 1, 3, 7, 200}, true)
+	f.Fuzz(func(t *testing.T, choices []byte, inSkip bool) {
+		l, err := NewLazy(g, v, LazyOptions{Trigger: "<t>", SkipOpen: "<think>", SkipClose: "</think>", InSkip: inSkip})
+		if err != nil {
+			t.Fatal(err)
+		}
+		logits := make([]float32, v.Size())
+		for _, c := range choices {
+			clear(logits)
+			l.Mask(logits)
+			var ok []int
+			for id, x := range logits {
+				if x == 0 {
+					ok = append(ok, id)
+				}
+			}
+			if len(ok) == 0 {
+				return
+			}
+			id := ok[int(c)%len(ok)]
+			if id == len(toks)-1 {
+				return // end of generation
+			}
+			// A token that closes the reasoning and completes the trigger
+			// at once is not masked (documented on Lazy).
+			if err := l.Accept(id); err != nil && !bytes.Contains(toks[id], []byte("</think>")) {
+				t.Fatalf("allowed token %q refused: %v", toks[id], err)
+			}
+		}
+	})
 }
