@@ -199,10 +199,29 @@ func (c *conv) sparkValue(sch any, path string) ([]elem, error) {
 
 // sparkText is lo to hi (< 0: any number of) characters of raw value
 // text: printable ASCII without '<' (which could close the value) and
-// without whitespace (the parser trims it).
+// without whitespace at its ends (the parser trims it). Text of any
+// length may also hold single inner spaces and non-ASCII characters
+// ("New York", "Zürich"); counted text is ASCII without spaces.
 func (c *conv) sparkText(lo, hi int) []elem {
+	b := c.b
 	var ascii byteSet
 	ascii.addRange(0x21, 0x7e)
 	ascii[0] &^= 1 << '<'
-	return c.b.repeat([]elem{c.b.class(ascii)}, lo, hi)
+	if lo > 0 || hi >= 0 {
+		return b.repeat([]elem{b.class(ascii)}, lo, hi)
+	}
+	alts := [][]elem{{b.class(ascii)}}
+	utf8Ranges(0x80, 0x10ffff, func(seq [][2]byte) {
+		var out []elem
+		for _, r := range seq {
+			out = append(out, b.set(r[0], r[1])...)
+		}
+		alts = append(alts, out)
+	})
+	char := b.alt(alts...)
+	var more [][]elem
+	for _, a := range b.spread(char) {
+		more = append(more, a, cat(b.lit(" "), a))
+	}
+	return b.opt(cat(char, b.star(b.alt(more...))))
 }
