@@ -73,7 +73,9 @@ func TestSparkStringValues(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	call := func(v string) string { return "<tool_call>f<arg_key>city</arg_key><arg_value>" + v + "</arg_value></tool_call>" }
+	call := func(v string) string {
+		return "<tool_call>f<arg_key>city</arg_key><arg_value>" + v + "</arg_value></tool_call>"
+	}
 	for _, v := range []string{"New York", "Zürich", "a b c", "x"} {
 		if m := NewMatcher(g, fuzzVocab); !m.AcceptBytes([]byte(call(v))) || !m.CanEnd() {
 			t.Errorf("refused %q", v)
