@@ -114,7 +114,7 @@ func (s *Speech) notText(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Speech) voices(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, 200, map[string]any{"voices": s.m.Cfg.SupportedSpeakers(), "languages": append([]string{"Auto"}, s.m.Cfg.SupportedLanguages()...)})
+	writeJSON(w, 200, map[string]any{"voices": s.m.Cfg.SupportedSpeakers(), "languages": s.m.Cfg.SupportedLanguages()})
 }
 
 func (s *Speech) auth(next http.Handler) http.Handler {

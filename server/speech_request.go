@@ -173,7 +173,7 @@ func (s *Speech) language(l *string) (string, *apiError) {
 			return k, nil
 		}
 	}
-	return "", badRequest("language", "unknown language %q; valid: Auto, %s", *l, strings.Join(s.m.Cfg.SupportedLanguages(), ", "))
+	return "", badRequest("language", "unknown language %q; valid: %s", *l, strings.Join(s.m.Cfg.SupportedLanguages(), ", "))
 }
 
 // checkOutput reads response_format, stream_format, stream, speed and
