@@ -1,9 +1,9 @@
-//go:build !amd64 || !gc || purego
+//go:build !(amd64 || arm64) || !gc || purego
 
 package kernels
 
 // convKernelFor returns the pure-Go convolution tile: no tier of this
-// build has assembly tiles (arm64 NEON tiles are still to be written).
+// build has assembly tiles (amd64 and arm64 have theirs).
 func convKernelFor(tier) *convKernel { return convGeneric }
 
 // fmaPeakLoop: no assembly FMA loop in this build.

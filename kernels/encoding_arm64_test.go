@@ -93,6 +93,9 @@ var encWant = []struct {
 	{0x4e90a41f, "smmla v31.4s, v0.16b, v16.16b"},
 	{0x4e81a7e0, "smmla v0.4s, v31.16b, v1.16b"},
 	{0x4e9fa545, "smmla v5.4s, v10.16b, v31.16b"},
+	{0x6e21881f, "frinta v31.4s, v0.4s"},
+	{0x6e218be0, "frinta v0.4s, v31.4s"},
+	{0x6e218ac9, "frinta v9.4s, v22.4s"},
 }
 
 func TestEncodings(t *testing.T) {

@@ -89,6 +89,9 @@ TEXT ·encSamples(SB), NOSPLIT|NOFRAME, $0-0
 	SMMLA_4S(31, 0, 16) // smmla v31.4s, v0.16b, v16.16b
 	SMMLA_4S(0, 31, 1) // smmla v0.4s, v31.16b, v1.16b
 	SMMLA_4S(5, 10, 31) // smmla v5.4s, v10.16b, v31.16b
+	FRINTA_4S(31, 0) // frinta v31.4s, v0.4s
+	FRINTA_4S(0, 31) // frinta v0.4s, v31.4s
+	FRINTA_4S(9, 22) // frinta v9.4s, v22.4s
 	RET
 
 // func encSampleWord(i int) uint32

@@ -90,3 +90,7 @@
 // smmla vd.4s, vn.16b, vm.16b (FEAT_I8MM): vd's 2x2 int32 tile +=
 // (2x8 int8 rows of vn) times (2x8 int8 rows of vm) transposed.
 #define SMMLA_4S(d, n, m) WORD $(0x4e80a400 | ((m)<<16) | ((n)<<5) | (d))
+
+// frinta vd.4s, vn.4s (round to nearest, ties away from zero: Go's
+// math.Round)
+#define FRINTA_4S(d, n) WORD $(0x6e218800 | ((n)<<5) | (d))

@@ -48,9 +48,10 @@ func Sin32(y float32) float32 {
 // SnakeBeta writes x + inv*sin(a*x)^2 elementwise (one row of channels:
 // a and inv per channel) to dst, which may be x. The square makes the
 // sign of the reduced sine irrelevant. The SIMD tiers run the same
-// reduction and polynomial on whole vectors (FMA steps, so they differ
-// from the Go code by rounding); an element's result depends only on its
-// inputs and its position in the row.
+// reduction and polynomial on whole vectors (FMA steps, so on amd64 they
+// differ from the Go code by rounding; on arm64, where the compiler fuses
+// the Go code's multiply-adds too, NEON gives its bits); an element's
+// result depends only on its inputs and its position in the row.
 func SnakeBeta(dst, x, a, inv []float32) {
 	if len(x) == 0 {
 		return
