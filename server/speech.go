@@ -11,6 +11,7 @@ import (
 
 	"github.com/siskin-ml/siskin/engine"
 	"github.com/siskin-ml/siskin/model/qwen3tts"
+	"github.com/siskin-ml/siskin/server/web"
 	"github.com/siskin-ml/siskin/tokenizer"
 )
 
@@ -65,6 +66,7 @@ func (s *Speech) ModelName() string { return s.cfg.ModelName }
 func (s *Speech) Handler() http.Handler {
 	mux := http.NewServeMux()
 	s.register(mux)
+	mux.Handle("GET /{$}", web.Handler()) // the page: with no chat model, it speaks what is typed
 	mux.Handle("GET /metrics", s.auth(s.metrics.handler()))
 	mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) {
 		if s.draining.Load() {

@@ -112,7 +112,9 @@ type wsUtterance struct {
 
 // speechStream is WS /v1/audio/speech/stream.
 func (s *Speech) speechStream(w http.ResponseWriter, r *http.Request) {
-	c, err := websocket.Accept(w, r, nil)
+	// The page offers "siskin.speech" beside its key (WebSocketKeyProtocol);
+	// a browser insists on one of its offers coming back.
+	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: []string{"siskin.speech"}})
 	if err != nil {
 		return
 	}

@@ -2,9 +2,11 @@ package server
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -140,6 +142,48 @@ func TestSpeechWebSocket(t *testing.T) {
 			t.Fatal("requests still running after the session")
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestSpeechWebSocketKey: with an API key, a WebSocket is let in by the
+// key as a subprotocol (what a browser can send), answered with
+// "siskin.speech"; a wrong or missing key gets 401.
+func TestSpeechWebSocketKey(t *testing.T) {
+	f := newSpeechFixture(t)
+	const key = "k/+é="
+	ts := httptest.NewServer(NewSpeech(SpeechConfig{ModelName: "tts", APIKey: key}, f.eng, f.m, f.sp.tok).Handler())
+	defer ts.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	url := "ws" + strings.TrimPrefix(ts.URL, "http") + "/v1/audio/speech/stream"
+	for _, c := range []struct {
+		protocols []string
+		ok        bool
+	}{
+		{nil, false},
+		{[]string{"siskin.speech", WebSocketKeyProtocol + base64.RawURLEncoding.EncodeToString([]byte("wrong"))}, false},
+		{[]string{"siskin.speech", WebSocketKeyProtocol + base64.RawURLEncoding.EncodeToString([]byte(key))}, true},
+	} {
+		conn, res, err := websocket.Dial(ctx, url, &websocket.DialOptions{Subprotocols: c.protocols})
+		if !c.ok {
+			if err == nil || res == nil || res.StatusCode != 401 {
+				t.Errorf("protocols %q: %v, want 401", c.protocols, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("protocols %q: %v", c.protocols, err)
+		}
+		if conn.Subprotocol() != "siskin.speech" {
+			t.Errorf("subprotocol %q, want siskin.speech", conn.Subprotocol())
+		}
+		wsSend(t, ctx, conn, `{"type":"session.config","model":"tts","max_new_tokens":3}`)
+		wsSend(t, ctx, conn, `{"type":"input.text","text":"Hi."}`)
+		wsSend(t, ctx, conn, `{"type":"input.done"}`)
+		if _, pcm, _ := wsSentence(t, ctx, conn); len(pcm) != 2*2*f.sp.samplesPerFrame() {
+			t.Errorf("with the key: %d PCM bytes, want 2 frames", len(pcm))
+		}
+		conn.Close(websocket.StatusNormalClosure, "")
 	}
 }
 
