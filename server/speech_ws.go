@@ -178,6 +178,9 @@ func (ss *wsSession) handle(m *wsMessage) *apiError {
 		if _, e := ss.s.check(&probe); e != nil {
 			return e
 		}
+		if sp := m.Speed; sp != nil && *sp != 1 {
+			return badRequest("speed", "speed %v needs the whole clip: not on the WebSocket, which streams; use 1.0", *sp)
+		}
 		ss.mu.Lock()
 		ss.cfg = m // the speaker goroutine reads it under mu
 		ss.mu.Unlock()
@@ -271,7 +274,7 @@ func (ss *wsSession) sentence(ctx context.Context, cfg *wsMessage, u wsUtterance
 		ss.sendError(e)
 		return nil
 	}
-	ch, err := ss.s.eng.Submit(ctx, engine.Request{Prompt: job.sp.Utterance.IDs, MaxTokens: job.sp.Utterance.MaxFrames, Params: job.sp})
+	ch, err := ss.s.submit(ctx, job, time.Now())
 	if err != nil {
 		ss.sendError(submitError(err))
 		return nil
@@ -298,6 +301,14 @@ func (ss *wsSession) sentence(ctx context.Context, cfg *wsMessage, u wsUtterance
 	if len(pcm) > 0 {
 		ss.c.Write(ss.ctx, websocket.MessageBinary, pcm)
 	}
-	cancelled := ctx.Err() != nil
-	return ss.sendJSON(map[string]any{"type": "audio.done", "utterance_index": u.utt, "sentence_index": u.index, "cancelled": cancelled})
+	done := map[string]any{"type": "audio.done", "utterance_index": u.utt, "sentence_index": u.index, "cancelled": ctx.Err() != nil}
+	if tr := job.track; tr.frames+tr.samples > 0 {
+		done["usage"] = newSpeechUsage(job, tr.outFrames())
+		done["time_to_first_audio_s"] = tr.ttfa
+		done["audio_seconds"] = tr.audioSeconds()
+		if tr.took > 0 {
+			done["real_time_factor"] = tr.took / tr.audioSeconds()
+		}
+	}
+	return ss.sendJSON(done)
 }

@@ -91,7 +91,14 @@ func TestSpeechWebSocket(t *testing.T) {
 	wsSend(t, ctx, c, `{"type":"input.text","text":"are you?"}`)
 	wsSend(t, ctx, c, `{"type":"input.done"}`)
 	for _, want := range []string{"Hello there.", "How are you?"} {
-		text, pcm, _ := wsSentence(t, ctx, c)
+		text, pcm, done := wsSentence(t, ctx, c)
+		// audio.done carries the sentence's usage and timings.
+		usage, _ := done["usage"].(map[string]any)
+		ttfa, _ := done["time_to_first_audio_s"].(float64)
+		rtf, _ := done["real_time_factor"].(float64)
+		if usage["output_tokens"] != float64(4) || ttfa <= 0 || rtf <= 0 || done["audio_seconds"] != 4*0.08 {
+			t.Errorf("audio.done %v", done)
+		}
 		body := `{"model":"tts","voice":"ryan","seed":5,"max_new_tokens":5,"response_format":"pcm","input":"` + want + `"}`
 		res, err := http.Post(f.URL+"/v1/audio/speech", "application/json", strings.NewReader(body))
 		if err != nil {
@@ -142,6 +149,42 @@ func TestSpeechWebSocket(t *testing.T) {
 			t.Fatal("requests still running after the session")
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestSpeechWebSocketDrop: a client that drops the connection mid-
+// utterance has its request freed: nothing running or reserved, and
+// vllm:num_requests_running back to 0.
+func TestSpeechWebSocketDrop(t *testing.T) {
+	f := newSpeechFixture(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(f.URL, "http")+"/v1/audio/speech/stream", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wsSend(t, ctx, c, `{"type":"session.config","model":"tts","voice":"ryan","max_new_tokens":4000,"stream_audio":true}`)
+	wsSend(t, ctx, c, `{"type":"input.text","text":"A very long story"}`)
+	wsSend(t, ctx, c, `{"type":"input.done"}`)
+	if ev := wsRead(t, ctx, c); ev.msg["type"] != "audio.start" {
+		t.Fatalf("got %v, want audio.start", ev.msg)
+	}
+	if ev := wsRead(t, ctx, c); ev.pcm == nil {
+		t.Fatalf("got %v, want PCM", ev.msg)
+	}
+	if s := f.eng.Stats(); s.Running != 1 {
+		t.Fatalf("mid-utterance: %d running", s.Running)
+	}
+	c.CloseNow()
+	deadline := time.Now().Add(10 * time.Second)
+	for s := f.eng.Stats(); s.Running != 0 || s.KVUsedBytes != 0; s = f.eng.Stats() {
+		if time.Now().After(deadline) {
+			t.Fatalf("after the drop: %d running, %d bytes reserved", s.Running, s.KVUsedBytes)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if v := metricValue(t, getMetrics(t, f.URL), `vllm:num_requests_running{model_name="tts"}`); v != 0 {
+		t.Errorf("vllm:num_requests_running %v after the drop", v)
 	}
 }
 
