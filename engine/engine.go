@@ -10,11 +10,13 @@
 // emitting item; the request ends when its last stage's item ends, and the
 // last stage's events are what Submit's channel delivers.
 //
-// The one stage siskin has is the LLM's (LLMStage): continuous batching
-// of decode tokens and chunked prefill within MaxNumBatchedTokens, a KV
-// cache per sequence and a hash-chained prefix cache. New(m, cfg) is a
-// pipeline of that one stage; NewPipeline takes several, which only the
-// tests build so far.
+// siskin builds two pipelines. New(m, cfg) is one LLM stage (LLMStage):
+// continuous batching of decode tokens and chunked prefill within
+// MaxNumBatchedTokens, a KV cache per sequence and a hash-chained prefix
+// cache. NewSpeechPipeline (speech.go) is a Qwen3-TTS talker stage (talker
+// and code predictor, one batched step per frame) feeding a codec stage
+// that decodes the frames to audio chunks as they arrive. NewPipeline
+// takes any stages.
 //
 // Memory: each stage's Reserve says the most bytes a request's item may
 // hold in it. A request is admitted (in arrival order, at most MaxNumSeqs

@@ -13,8 +13,8 @@ import (
 	"github.com/siskin-ml/siskin/tensor"
 )
 
-// A tier is one implementation of the matrix kernels: the pure-Go
-// reference (generic) or a SIMD one. Results differ between tiers only by
+// A tier is one implementation of the matrix kernels and the vector
+// operations: the pure-Go reference (generic) or a SIMD one. Results differ between tiers only by
 // float rounding (the order in which per-block terms are added); within a
 // tier they are deterministic and independent of the thread count, and a
 // batched MatMul row equals MatVec on that row bit for bit.

@@ -1,10 +1,33 @@
 package model
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 )
+
+// Kind is what an architecture's models do.
+type Kind int
+
+const (
+	// Text models are decoders over tokens: Config, Load and Tensors are
+	// set, and run, info, quantize and serve's LLM routes take them.
+	Text Kind = iota
+	// Speech models turn text into audio with several networks read from
+	// a Hugging Face folder. The speech pipeline that runs them loads them
+	// itself (siskin serve, speak), so Config, Load and Tensors stay nil.
+	Speech
+)
+
+func (k Kind) String() string {
+	if k == Speech {
+		return "speech"
+	}
+	return "text"
+}
 
 // Arch describes one architecture: everything siskin needs to know about
 // it outside its forward pass. Each architecture declares its value in its
@@ -17,6 +40,8 @@ type Arch struct {
 	// Aliases are other spellings of Name in Hugging Face architectures
 	// entries, lowercased and without "ForCausalLM" ("spark2.5").
 	Aliases []string
+	// Kind is what its models do (Text unless set).
+	Kind Kind
 	// Config reads the hyper-parameters (no weights); Load maps the
 	// weights.
 	Config func(*Source) (*Config, error)
@@ -42,6 +67,21 @@ type Arch struct {
 	// layer alike, Shape.Config).
 	Shapes      map[string]Shape
 	ShapeConfig func(Shape) *Config
+	// Folder, if set, is what synth writes instead of a GGUF file: a
+	// random-weight Hugging Face folder (for models siskin reads only
+	// from folders; Shapes is then empty).
+	Folder *FolderSynth
+}
+
+// FolderSynth writes random-weight Hugging Face folders of an
+// architecture.
+type FolderSynth struct {
+	// Shapes names the sizes it writes, smallest first.
+	Shapes []string
+	// Write writes a folder of a shape to dir, the same bytes for the same
+	// seed, calling progress (if not nil) with the bytes written so far
+	// and the total; it returns a line saying what it wrote.
+	Write func(dir, shape string, seed uint64, progress func(done, total int64)) (string, error)
 }
 
 // Tensor is one weight: its names in each format and its shape, Rows x
@@ -102,18 +142,38 @@ func (s Shape) Config(arch string) *Config {
 	return c
 }
 
-// SynthConfig is the Config of one of the architecture's shapes, with an
-// error listing the shapes there are.
-func (a *Arch) SynthConfig(shape string) (*Config, Shape, error) {
-	s, ok := a.Shapes[strings.ToLower(shape)]
-	if !ok {
-		var names []string
-		for n := range a.Shapes {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		return nil, Shape{}, fmt.Errorf("%s has no shape %q (available: %s)", a.Name, shape, strings.Join(names, "|"))
+// ShapeNames lists the shapes synth writes, smallest first.
+func (a *Arch) ShapeNames() []string {
+	if a.Folder != nil {
+		return a.Folder.Shapes
 	}
+	names := slices.Collect(maps.Keys(a.Shapes))
+	slices.SortFunc(names, func(x, y string) int {
+		sx, sy := a.Shapes[x], a.Shapes[y]
+		return cmp.Or(cmp.Compare(sx.Hidden, sy.Hidden), cmp.Compare(sx.Layers, sy.Layers), strings.Compare(x, y))
+	})
+	return names
+}
+
+// CheckShape reports whether synth writes a shape of that name, with an
+// error listing the shapes there are.
+func (a *Arch) CheckShape(shape string) error {
+	if !slices.Contains(a.ShapeNames(), strings.ToLower(shape)) {
+		return fmt.Errorf("%s has no shape %q (available: %s)", a.Name, shape, strings.Join(a.ShapeNames(), "|"))
+	}
+	return nil
+}
+
+// SynthConfig is the Config of one of the architecture's GGUF shapes,
+// with an error listing the shapes there are.
+func (a *Arch) SynthConfig(shape string) (*Config, Shape, error) {
+	if a.Folder != nil {
+		return nil, Shape{}, fmt.Errorf("%s is written as a Hugging Face folder, not a GGUF file", a.Name)
+	}
+	if err := a.CheckShape(shape); err != nil {
+		return nil, Shape{}, err
+	}
+	s := a.Shapes[strings.ToLower(shape)]
 	if a.ShapeConfig != nil {
 		return a.ShapeConfig(s), s, nil
 	}
@@ -132,6 +192,26 @@ func (l Archs) Lookup(name string) (*Arch, error) {
 		}
 	}
 	return nil, fmt.Errorf("architecture %q is not supported (supported: %s)", name, strings.Join(l.Names(), ", "))
+}
+
+// LookupKind is Lookup for an architecture of kind k: one of another
+// kind is refused saying what it is, with the supported ones of kind k.
+func (l Archs) LookupKind(name string, k Kind) (*Arch, error) {
+	var ofKind Archs
+	for _, a := range l {
+		if a.Kind == k {
+			ofKind = append(ofKind, a)
+		}
+	}
+	supported := strings.Join(ofKind.Names(), ", ")
+	a, err := l.Lookup(name)
+	if err != nil {
+		return nil, fmt.Errorf("architecture %q is not supported (supported %s models: %s)", name, k, supported)
+	}
+	if a.Kind != k {
+		return nil, fmt.Errorf("architecture %q is a %s model, not a %s one (supported %s models: %s)", name, a.Kind, k, k, supported)
+	}
+	return a, nil
 }
 
 // Names lists the architectures' names, sorted.

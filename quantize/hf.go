@@ -61,7 +61,7 @@ func hfName(names map[string]string, arch, name string, tied bool) (gguf string,
 // hyper-parameters the architecture reads, under llama.cpp's keys, and the
 // tokenizer as tokenizer.ggml.* gpt2 keys.
 func hfInput(src *model.Source, archs model.Archs) ([]inTensor, []gguf.KV, error) {
-	arch, err := archs.Lookup(src.Arch())
+	arch, err := archs.LookupKind(src.Arch(), model.Text)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s/config.json: %w", src.Path, err)
 	}

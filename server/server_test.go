@@ -93,10 +93,8 @@ func newServer(t testing.TB, su setup, elem ...string) (*Server, *engine.Engine,
 		cfg.Defaults = sample.Defaults()
 	}
 	if arch := lm.Model.Config().Arch; cfg.ToolParser == "" && tmpl != nil {
-		cfg.ToolParser = load.ToolParserFor(arch)
-		if arch == "spark2_5" {
-			cfg.ReasoningParser = "deepseek_r1" // as `siskin serve` picks it
-		}
+		// As `siskin serve` picks them.
+		cfg.ToolParser, cfg.ReasoningParser = load.ToolParserFor(arch), load.ReasoningParserFor(arch)
 	}
 	s := New(cfg, eng, lm.Tokenizer, tmpl)
 	t.Cleanup(func() { eng.Close(); lm.Close() })

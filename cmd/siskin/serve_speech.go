@@ -2,11 +2,9 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -14,6 +12,8 @@ import (
 
 	"github.com/siskin-ml/siskin/engine"
 	"github.com/siskin-ml/siskin/kernels"
+	"github.com/siskin-ml/siskin/model"
+	"github.com/siskin-ml/siskin/model/load"
 	"github.com/siskin-ml/siskin/model/qwen3tts"
 	"github.com/siskin-ml/siskin/model/qwen3tts/codec"
 	"github.com/siskin-ml/siskin/server"
@@ -37,17 +37,11 @@ func addSpeechFlags(fl *pflag.FlagSet) {
 	fl.StringVar(&speechModel, "speech-model", "", "a Qwen3-TTS CustomVoice folder to serve beside the -m LLM (/v1/audio/speech); -m alone may also be one")
 }
 
-// isSpeechFolder reports whether path is a Qwen3-TTS folder
-// (config.json model_type qwen3_tts).
+// isSpeechFolder reports whether path is a folder of a speech
+// architecture (model/load recognizes it from config.json).
 func isSpeechFolder(path string) bool {
-	raw, err := os.ReadFile(filepath.Join(path, "config.json"))
-	if err != nil {
-		return false
-	}
-	var c struct {
-		ModelType string `json:"model_type"`
-	}
-	return json.Unmarshal(raw, &c) == nil && c.ModelType == "qwen3_tts"
+	a := load.FolderArch(path)
+	return a != nil && a.Kind == model.Speech
 }
 
 // buildServed builds what -m and --speech-model ask for.

@@ -18,21 +18,21 @@ func synthCmd() *cobra.Command {
 		threads                         int
 	)
 	cmd := &cobra.Command{
-		Use:   "synth --arch spark2_5|qwen3|llama --shape tiny|0.6b|1.7b|4b --type T -o FILE.gguf",
+		Use:   "synth --arch ARCH --shape SHAPE [--type T] -o FILE.gguf|DIR",
 		Short: "Write a random-weight model with a real model's shapes (for benchmarks and tests)",
 		Long: `Write a GGUF model with random weights and the shapes of a published model, straight in the
 target type, one tensor at a time (a 4B F16 file needs no more than a few hundred MB of memory).
 Weights are N(0,1)/sqrt(fan_in), the embedding N(0, 0.2^2), norm weights 1 + 0.1 N(0,1), as in the
 shared tiny test models; the same seed gives the same file. The tokenizer is a synthetic byte-level
-BPE vocabulary of exactly the model's vocab size. Shapes: spark2_5 tiny|1.7b|4b (docs/spark2_5.md);
-qwen3 tiny|0.6b|1.7b|4b (Qwen3 config.json files); llama tiny|1.7b|4b, where 1.7b and 4b stand for
-Llama-3.2-1B and -3B (no Llama of those sizes exists; Llama 3 RoPE scaling is left out).
---arch qwen3_tts --shape tiny|0.6b|1.7b -o DIR writes a Qwen3-TTS CustomVoice folder instead
-(safetensors, tokenizer files and speech_tokenizer/; --type does not apply).`,
+BPE vocabulary of exactly the model's vocab size. Where each shape comes from is noted beside it in
+model/ARCH/arch.go (llama's 1.7b and 4b stand for Llama-3.2-1B and -3B, without Llama 3 RoPE
+scaling). Architectures marked "folder" are written as a Hugging Face folder in their official
+layout instead (-o DIR; --type does not apply). Shapes:
+` + synthShapesHelp(),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if arch == "qwen3_tts" {
-				return synthQwen3TTS(cmd, shape, out, seed, progress)
+			if a, err := load.Archs.Lookup(arch); err == nil && a.Folder != nil {
+				return synthFolder(cmd, a, shape, out, seed, progress)
 			}
 			if out == "" {
 				return fmt.Errorf("-o FILE.gguf is required")
@@ -59,12 +59,26 @@ Llama-3.2-1B and -3B (no Llama of those sizes exists; Llama 3 RoPE scaling is le
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&arch, "arch", "spark2_5", "architecture: "+strings.Join(load.Names(), ", ")+" or qwen3_tts")
-	cmd.Flags().StringVar(&shape, "shape", "tiny", "shape: tiny, 0.6b (qwen3), 1.7b or 4b")
+	cmd.Flags().StringVar(&arch, "arch", "spark2_5", "architecture: "+strings.Join(load.Names(), ", "))
+	cmd.Flags().StringVar(&shape, "shape", "tiny", "shape (each architecture's are listed above)")
 	cmd.Flags().StringVar(&typ, "type", "q4_k_m", "weight type: "+quantize.FileTypeNames())
-	cmd.Flags().StringVarP(&out, "output", "o", "", "output .gguf file")
+	cmd.Flags().StringVarP(&out, "output", "o", "", "output .gguf file (a folder for the architectures marked folder)")
 	cmd.Flags().Uint64Var(&seed, "seed", 1, "random seed")
 	cmd.Flags().IntVarP(&threads, "threads", "t", 0, "worker goroutines (default: all CPUs)")
 	cmd.Flags().StringVar(&progress, "progress", "auto", "progress on stderr: auto, on or off")
 	return cmd
+}
+
+// synthShapesHelp lists each architecture's synth shapes, one a line.
+func synthShapesHelp() string {
+	var b strings.Builder
+	for _, name := range load.Names() {
+		a, _ := load.Archs.Lookup(name)
+		fmt.Fprintf(&b, "  %-10s %s", a.Name, strings.Join(a.ShapeNames(), "|"))
+		if a.Folder != nil {
+			b.WriteString(" (folder)")
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
 }

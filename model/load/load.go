@@ -13,21 +13,42 @@ import (
 	"github.com/siskin-ml/siskin/model"
 	"github.com/siskin-ml/siskin/model/llama"
 	"github.com/siskin-ml/siskin/model/qwen3"
+	"github.com/siskin-ml/siskin/model/qwen3tts"
 	"github.com/siskin-ml/siskin/model/spark2_5"
 	"github.com/siskin-ml/siskin/tokenizer"
 	"github.com/siskin-ml/siskin/weightpath"
 )
 
-// Archs lists every architecture siskin loads. Adding one is a folder
-// under model/ declaring its model.Arch, and a line here (model/README.md).
+// Archs lists every architecture siskin loads, text and speech. Adding one
+// is a folder under model/ declaring its model.Arch, and a line here
+// (model/README.md).
 var Archs = model.Archs{
 	&llama.Arch,
 	&qwen3.Arch,
+	&qwen3tts.Arch,
 	&spark2_5.Arch,
 }
 
 // Names lists the supported architectures.
 func Names() []string { return Archs.Names() }
+
+// FolderArch is the architecture a Hugging Face folder's config.json
+// names (model_type), read without opening the weights: nil if path is
+// not such a folder or siskin has no architecture of that name.
+func FolderArch(path string) *model.Arch {
+	raw, err := os.ReadFile(filepath.Join(path, "config.json"))
+	if err != nil {
+		return nil
+	}
+	var c struct {
+		ModelType string `json:"model_type"`
+	}
+	if json.Unmarshal(raw, &c) != nil {
+		return nil
+	}
+	a, _ := Archs.Lookup(c.ModelType)
+	return a
+}
 
 // Generation holds sampling defaults from generation_config.json (HF).
 type Generation struct {
@@ -51,15 +72,16 @@ type Loaded struct {
 // Close releases the mapped weights.
 func (l *Loaded) Close() error { return l.Source.Close() }
 
-// Source opens path and checks that its architecture is supported.
+// Source opens path and checks that it holds a text model of a supported
+// architecture.
 func Source(path string) (*model.Source, error) {
 	s, err := model.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := Archs.Lookup(s.Arch()); err != nil {
+	if _, err := Archs.LookupKind(s.Arch(), model.Text); err != nil {
 		s.Close()
-		return nil, fmt.Errorf("%s: architecture %q is not supported (supported: %v)", path, s.Arch(), Names())
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return s, nil
 }
@@ -130,7 +152,7 @@ func open(path string, opt *Options) (*Loaded, error) {
 		}
 		l.Weights, s.Weights = ws, ws
 	}
-	arch, _ := Archs.Lookup(s.Arch()) // Source checked it
+	arch, _ := Archs.LookupKind(s.Arch(), model.Text) // Source checked it
 	if l.Model, err = arch.Load(s); err != nil {
 		return fail(err)
 	}
@@ -175,7 +197,7 @@ func ReadGeneration(path string) (Generation, error) {
 
 // Config reads the hyper-parameters of a Source that Source opened.
 func Config(s *model.Source) (*model.Config, error) {
-	arch, err := Archs.Lookup(s.Arch())
+	arch, err := Archs.LookupKind(s.Arch(), model.Text)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", s.Path, err)
 	}

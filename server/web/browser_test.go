@@ -86,7 +86,7 @@ func (b *backend) serve(t *testing.T, apiKey, prefix string) *httptest.Server {
 func (b *backend) server(apiKey string) *server.Server {
 	return server.New(server.Config{
 		ModelName: "spark-tiny", APIKey: apiKey, Defaults: sample.Defaults(),
-		ToolParser: load.ToolParserFor("spark2_5"), ReasoningParser: "deepseek_r1",
+		ToolParser: load.ToolParserFor("spark2_5"), ReasoningParser: load.ReasoningParserFor("spark2_5"),
 	}, b.eng, b.lm.Tokenizer, b.tmpl)
 }
 
