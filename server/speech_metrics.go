@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/siskin-ml/siskin/engine"
+	"github.com/siskin-ml/siskin/model/qwen3tts"
 	"github.com/siskin-ml/siskin/model/qwen3tts/codec"
 )
 
@@ -22,7 +23,7 @@ type speechMetrics struct {
 	success        *prometheus.CounterVec
 }
 
-func newSpeechMetrics(modelName string, eng *engine.Engine) *speechMetrics {
+func newSpeechMetrics(modelName string, eng *engine.Engine, tts *qwen3tts.Model) *speechMetrics {
 	labels := prometheus.Labels{"model_name": modelName}
 	reg := prometheus.NewRegistry()
 	gauge := func(name, help string, f func(engine.Stats) float64) {
@@ -46,6 +47,7 @@ func newSpeechMetrics(modelName string, eng *engine.Engine) *speechMetrics {
 				return 0
 			}))
 	}
+	registerParity(reg, labels, tts)
 	buckets := []float64{0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1, 2, 5, 10, 30, 60, 120}
 	m := &speechMetrics{reg: reg}
 	m.e2e = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "vllm:e2e_request_latency_seconds", Help: "End-to-end request latency.", ConstLabels: labels, Buckets: buckets})
@@ -56,6 +58,33 @@ func newSpeechMetrics(modelName string, eng *engine.Engine) *speechMetrics {
 	m.success = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "vllm:request_success_total", Help: "Finished requests by finish reason.", ConstLabels: labels}, []string{"finished_reason"})
 	reg.MustRegister(m.e2e, m.ttfa, m.rtf, m.audioSeconds, m.frames, m.success)
 	return m
+}
+
+// registerParity adds the in-situ code predictor parity check's figures
+// (qwen3tts.Options.ParityCheck) when the model runs it.
+func registerParity(reg *prometheus.Registry, labels prometheus.Labels, tts *qwen3tts.Model) {
+	if tts == nil {
+		return
+	}
+	if _, ok := tts.PredictorParityStats(); !ok {
+		return
+	}
+	stat := func(f func(qwen3tts.Parity) float64) func() float64 {
+		return func() float64 { p, _ := tts.PredictorParityStats(); return f(p) }
+	}
+	for _, g := range []struct {
+		name, help string
+		f          func(qwen3tts.Parity) float64
+	}{
+		{"top1_agreement", "Share of checked code predictor sub-steps whose top code agrees with float32's.", func(p qwen3tts.Parity) float64 { return p.Top1 }},
+		{"top5_overlap", "Mean share of float32's top 5 codes among the running predictor's top 5.", func(p qwen3tts.Parity) float64 { return p.Top5 }},
+		{"max_logit_diff", "Largest |logit difference| from float32 over the checked sub-steps.", func(p qwen3tts.Parity) float64 { return p.MaxLogitDiff }},
+		{"kl", "Mean KL(float32 || running) of the checked sub-steps' softmaxes, in nats.", func(p qwen3tts.Parity) float64 { return p.KL }},
+	} {
+		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "siskin:speech_predictor_parity_" + g.name, Help: g.help, ConstLabels: labels}, stat(g.f)))
+	}
+	reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "siskin:speech_predictor_parity_substeps_total", Help: "Code predictor sub-steps compared with float32 in situ.", ConstLabels: labels},
+		stat(func(p qwen3tts.Parity) float64 { return float64(p.Steps) })))
 }
 
 func (m *speechMetrics) handler() http.Handler {

@@ -48,22 +48,31 @@ func weightType(flag, v string) (tensor.Type, error) {
 
 // loadOptions turns the flags into qwen3tts load options.
 func (t *ttsBenchFlags) loadOptions() (qwen3tts.Options, error) {
-	var o qwen3tts.Options
-	var err error
-	if o.Predictor, err = weightType("--predictor", t.predictor); err != nil {
-		return o, err
+	pred := t.predictor
+	if t.w8 && pred == "" {
+		pred = "w8a8"
 	}
-	if o.Talker, err = weightType("--talker", t.talker); err != nil {
+	o, err := weightOptions("--predictor", pred, "--talker", t.talker)
+	if err != nil {
 		return o, err
-	}
-	if t.w8 && o.Predictor == 0 {
-		o.Predictor = tensor.W8A8
 	}
 	if (t.parity || t.vsFloat) && o.Predictor == 0 {
 		return o, fmt.Errorf("--predictor-parity-check and --vs-float32 compare a converted predictor with float32: give --predictor w8a8 or w4a8")
 	}
 	o.ParityCheck, o.RowInt8Baseline = t.parity || t.vsFloat, t.parity
 	return o, nil
+}
+
+// weightOptions parses the predictor and talker weight flags (named
+// predFlag and talkerFlag in errors).
+func weightOptions(predFlag, pred, talkerFlag, talker string) (qwen3tts.Options, error) {
+	var o qwen3tts.Options
+	var err error
+	if o.Predictor, err = weightType(predFlag, pred); err != nil {
+		return o, err
+	}
+	o.Talker, err = weightType(talkerFlag, talker)
+	return o, err
 }
 
 // benchTTS is `siskin bench --tts -m DIR`.

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/siskin-ml/siskin/model/qwen3tts/synth"
+	"github.com/siskin-ml/siskin/tensor"
 )
 
 // TestBenchTTS runs bench --tts on a tiny random-weight folder: every
@@ -68,5 +69,25 @@ func TestBenchTTS(t *testing.T) {
 	}
 	if _, err := siskin(t, "bench", "--tts", "-m", dir, "--frames", "0"); err == nil || !strings.Contains(err.Error(), "--frames") {
 		t.Fatalf("--frames 0: %v", err)
+	}
+}
+
+// TestSpeechLoadOptions: serve's speech weight flags become load options;
+// the parity check needs a converted predictor, and bad types are named.
+func TestSpeechLoadOptions(t *testing.T) {
+	saved := speechWeights
+	defer func() { speechWeights = saved }()
+	speechWeights.predictor, speechWeights.talker, speechWeights.parity = "w4a8", "W8A8", true
+	o, err := speechLoadOptions()
+	if err != nil || o.Predictor != tensor.W4A8 || o.Talker != tensor.W8A8 || !o.ParityCheck || o.RowInt8Baseline {
+		t.Fatalf("%+v %v", o, err)
+	}
+	speechWeights.predictor = ""
+	if _, err := speechLoadOptions(); err == nil || !strings.Contains(err.Error(), "--speech-predictor") {
+		t.Fatalf("parity without a converted predictor: %v", err)
+	}
+	speechWeights.predictor, speechWeights.parity = "q8_0", false
+	if _, err := speechLoadOptions(); err == nil || !strings.Contains(err.Error(), `--speech-predictor "q8_0"`) {
+		t.Fatalf("q8_0: %v", err)
 	}
 }
