@@ -62,7 +62,7 @@ func TestBenchTTS(t *testing.T) {
 		!(many[0].Ratio > 0) || len(many[0].Parity) != 3 || many[0].Parity[1].Steps != 2*15 {
 		t.Fatalf("--concurrency 1,2 with parity: %v\n%s", err, out)
 	}
-	for _, bad := range [][]string{{"--predictor", "q4_0"}, {"--talker", "w4a16"}, {"--predictor-parity-check"}, {"--concurrency", "0"}} {
+	for _, bad := range [][]string{{"--predictor", "q4_0"}, {"--predictor", "int4"}, {"--talker", "w4a16"}, {"--predictor-parity-check"}, {"--concurrency", "0"}} {
 		if _, err := siskin(t, append([]string{"bench", "--tts", "-m", dir, "--frames", "1", "-r", "1", "--no-bandwidth"}, bad...)...); err == nil {
 			t.Fatalf("%v accepted", bad)
 		}
@@ -86,8 +86,8 @@ func TestSpeechLoadOptions(t *testing.T) {
 	if _, err := speechLoadOptions(); err == nil || !strings.Contains(err.Error(), "--speech-predictor") {
 		t.Fatalf("parity without a converted predictor: %v", err)
 	}
-	speechWeights.predictor, speechWeights.parity = "q8_0", false
-	if _, err := speechLoadOptions(); err == nil || !strings.Contains(err.Error(), `--speech-predictor "q8_0"`) {
-		t.Fatalf("q8_0: %v", err)
+	speechWeights.predictor, speechWeights.parity = "q4_k", false
+	if _, err := speechLoadOptions(); err == nil || !strings.Contains(err.Error(), `--speech-predictor "q4_k"`) {
+		t.Fatalf("q4_k: %v", err)
 	}
 }

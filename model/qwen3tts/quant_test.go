@@ -1,6 +1,7 @@
 package qwen3tts
 
 import (
+	"fmt"
 	"math"
 	"path/filepath"
 	"testing"
@@ -40,20 +41,22 @@ func largestLogit(tr *Trace) float64 {
 
 // TestPredictorQuantParity: the quantized code predictors, teacher-forced
 // on the float32 predictor's frames of the small synth model. The float32
-// reference reproduces its own run exactly (logits within 1e-4). W8A8:
-// top-1 agreement >= 0.9, logits within 3% of the largest float32 logit,
-// mean KL <= 0.01 nats (measured 0.950, 0.30 of 13, KL 0.0013). W4A8:
-// top-1 >= 0.55, logits within 35%, KL <= 0.3 (measured 0.658, 3.3 of
-// 13, KL 0.16: 4-bit rounding of random matrices is coarse). Random weights make near-ties common,
-// so agreement says little in absolute terms; the per-row int8 baseline
-// is logged beside them (on 128-wide rows a group is a row, so the two
-// int8 schemes differ only in activations and scale precision here).
+// reference reproduces its own run exactly (logits within 1e-4). Q8_0
+// and W8A8: top-1 agreement >= 0.9, logits within 3% of the largest
+// float32 logit, mean KL <= 0.01 nats (measured 0.95-0.96, 0.23 of 13,
+// KL 0.0008-0.001). W4A8: top-1 >= 0.55, logits within 35%, KL <= 0.3
+// (measured 0.683, 3.0 of 13, KL 0.12: 4-bit rounding of random
+// matrices is coarse). Random weights make near-ties common, so
+// agreement says little in absolute terms; the per-row int8 baseline is
+// logged beside them (on these 128-wide rows a row is one W8A8 group, so
+// it is not where group scales pay: the 0.6b comparison is bench's).
 func TestPredictorQuantParity(t *testing.T) {
 	dir := smallDir(t)
 	for _, tc := range []struct {
 		typ           tensor.Type
 		top1, diff, k float64
 	}{
+		{tensor.Q8_0, 0.9, 0.03, 0.01},
 		{tensor.W8A8, 0.9, 0.03, 0.01},
 		{tensor.W4A8, 0.55, 0.35, 0.3},
 	} {
@@ -63,8 +66,9 @@ func TestPredictorQuantParity(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer q.Close()
-			if q.pred.lmHead[0].Type != tc.typ || q.ref.lmHead[0].Type == tc.typ {
-				t.Fatalf("lm heads: running %s, reference %s", q.pred.lmHead[0].Type, q.ref.lmHead[0].Type)
+			// The lm heads stay as the file has them; the layers shrink.
+			if q.pred.lmHead[0].Type != q.ref.lmHead[0].Type || float64(q.pred.decBytes) > 0.6*float64(q.ref.decBytes) {
+				t.Fatalf("lm head %s (file %s); layers %d bytes, float %d", q.pred.lmHead[0].Type, q.ref.lmHead[0].Type, q.pred.decBytes, q.ref.decBytes)
 			}
 			req := greedyRequest(q, 8)
 			p, base, err := q.TeacherForcedParity(req)
@@ -142,8 +146,8 @@ func TestTalkerW4A8(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer q.Close()
-	if q.codecHead.Type != tensor.W4A8 || q.pred.lmHead[0].Type != tensor.W4A8 {
-		t.Fatalf("codec head %s, lm head %s", q.codecHead.Type, q.pred.lmHead[0].Type)
+	if q.codecHead.Type != tensor.W4A8 || q.pred.proj != nil && q.pred.proj.Type != tensor.W4A8 {
+		t.Fatalf("codec head %s, projection %v", q.codecHead.Type, q.pred.proj)
 	}
 	logits := func(m *Model) []float32 {
 		req := greedyRequest(m, 1)
@@ -165,5 +169,40 @@ func TestTalkerW4A8(t *testing.T) {
 	}
 	if _, err := LoadWith(dir, Options{Talker: tensor.Q4_0}); err == nil {
 		t.Fatal("a talker type outside w8a8/w4a8 was accepted")
+	}
+}
+
+// TestQuantizedBatchInvariant: with 4-bit talker and int8 predictor
+// weights, utterances stepped together (one matmul over their rows) get
+// exactly the codes each gets alone.
+func TestQuantizedBatchInvariant(t *testing.T) {
+	q, err := LoadWith(smallDir(t), Options{Talker: tensor.W4A8, Predictor: tensor.W8A8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	reqs := func() []*Request {
+		var rs []*Request
+		for i := range 3 {
+			r := greedyRequest(q, 5)
+			r.Predictor = Sampling{Temperature: 0.9, TopK: 50, TopP: 1}
+			r.IDs = r.IDs[:10+i]
+			r.Seed, r.Seeded = uint64(7+i), true
+			rs = append(rs, r)
+		}
+		return rs
+	}
+	together, err := q.Generate(reqs())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range reqs() {
+		alone, err := q.Generate([]*Request{r})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(alone[0].Codes) != fmt.Sprint(together[i].Codes) {
+			t.Fatalf("utterance %d: alone %v, batched %v", i, alone[0].Codes, together[i].Codes)
+		}
 	}
 }

@@ -134,7 +134,7 @@ func load(src *model.Source, c *Config, o Options) (*Model, error) {
 	t := &c.Talker
 	w := &model.Loader{Source: src, Layers: t.Layers}
 	var talkerDec int64
-	err := withStore(src, storeFor(o.Talker), func() {
+	err := withStore(src, storeFor(o.Talker, false), func() {
 		m.talker = qwen3.LoadDecoder(w, t, talkerPrefix)
 		talkerDec = w.Bytes
 		m.talkerNorm = w.Vector(nTalkerNorm, 0, t.Hidden)
@@ -149,7 +149,7 @@ func load(src *model.Source, c *Config, o Options) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := withStore(src, storeFor(pt), func() { m.pred = loadPredictor(w, c) }); err != nil {
+	if err := withStore(src, storeFor(pt, true), func() { m.pred = loadPredictor(w, c) }); err != nil {
 		return nil, err
 	}
 	if w.Err != nil {

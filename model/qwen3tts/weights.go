@@ -3,24 +3,29 @@ package qwen3tts
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/siskin-ml/siskin/kernels"
 	"github.com/siskin-ml/siskin/model"
 	"github.com/siskin-ml/siskin/model/qwen3"
+	"github.com/siskin-ml/siskin/quantize"
 	"github.com/siskin-ml/siskin/tensor"
 	"github.com/siskin-ml/siskin/weightpath"
 )
 
 // Options are choices made at load.
 type Options struct {
-	// Predictor and Talker are the weight-path types (tensor.W8A8: int8
-	// with int8 activations; tensor.W4A8: 4-bit with int8 activations) the
-	// code predictor's linear weights (layers, projection, lm heads) and
-	// the talker's (layers, text projection, codec head) are converted to
-	// at load, one fp16 scale per 128 weights; 0 keeps the file's type.
-	// Rows whose width is not a multiple of 128 stay in float.
+	// Predictor and Talker are the types the code predictor's linear
+	// weights (layers and projection; its lm heads stay in the file's
+	// type) and the talker's (layers, text projection, codec head) are
+	// converted to at load: tensor.Q8_0 (siskin's int8: one fp16 scale per
+	// 32 weights), or the weight paths tensor.W8A8 and tensor.W4A8 (int8
+	// and 4-bit, one fp16 scale per 128 weights); all of them run with
+	// int8 activations. 0 keeps the file's type. Rows whose width is not a
+	// multiple of the group stay in float.
 	Predictor, Talker tensor.Type
-	// PredictorW8A8 is Predictor: tensor.W8A8.
+	// PredictorW8A8 is Predictor: tensor.W8A8 (kept for callers of the
+	// first int8 predictor).
 	PredictorW8A8 bool
 	// ParityCheck keeps a float32 copy of the code predictor beside a
 	// quantized one and compares their logits in situ on every
@@ -42,8 +47,8 @@ func (o Options) predictorType() tensor.Type {
 }
 
 func checkWeightType(side string, t tensor.Type) error {
-	if t != 0 && t != tensor.W8A8 && t != tensor.W4A8 {
-		return fmt.Errorf("%s weights: %s is not a supported type (w8a8 or w4a8)", side, t)
+	if t != 0 && t != tensor.W8A8 && t != tensor.W4A8 && t != tensor.Q8_0 {
+		return fmt.Errorf("%s weights: %s is not a supported type (q8_0, w8a8 or w4a8)", side, t)
 	}
 	return nil
 }
@@ -95,12 +100,16 @@ func withStore(src *model.Source, ws model.WeightStore, f func()) error {
 	return nil
 }
 
-// storeFor is the conversion to typ (nil for 0: the file's type).
-func storeFor(typ tensor.Type) model.WeightStore {
+// storeFor is the conversion to typ (nil for 0: the file's type);
+// floatHeads keeps the code predictor's lm heads as they are: 2.6% of
+// its weight reads at the 0.6B size, whose rounding goes straight into
+// the logits (keeping them cut the int8 predictors' KL against float32
+// by 11-13% there).
+func storeFor(typ tensor.Type, floatHeads bool) model.WeightStore {
 	if typ == 0 {
 		return nil
 	}
-	return quantStore{typ}
+	return quantStore{typ: typ, floatHeads: floatHeads}
 }
 
 // project applies small_to_mtp_projection (or the identity) to n rows
@@ -116,13 +125,21 @@ func (p *predictor) project(x []float32, n, cw int) []float32 {
 
 // quantStore converts each weight it is given to a weight-path type in
 // memory (no cache file: the conversion takes seconds).
-type quantStore struct{ typ tensor.Type }
+type quantStore struct {
+	typ tensor.Type
+	// floatHeads keeps the lm heads in the file's type.
+	floatHeads bool
+}
 
 func (s quantStore) Matrix(m *tensor.Matrix, r model.Role) (*tensor.Matrix, error) {
 	if r.LookupOnly() {
 		return m, nil
 	}
-	if m.Cols%tensor.WeightGroup != 0 {
+	if s.floatHeads && strings.Contains(m.Name, "lm_head") {
+		kernels.Prepare(m)
+		return m, nil
+	}
+	if m.Cols%s.typ.BlockSize() != 0 {
 		kernels.Prepare(m)
 		return m, nil
 	}
@@ -132,7 +149,10 @@ func (s quantStore) Matrix(m *tensor.Matrix, r model.Role) (*tensor.Matrix, erro
 	}
 	out := &tensor.Matrix{Name: m.Name, Type: s.typ, Rows: m.Rows, Cols: m.Cols, Data: make([]byte, rb*m.Rows)}
 	err = eachRow(m, func(i int, row []float32) error {
-		return weightpath.QuantizeRow(out.Data[i*rb:(i+1)*rb], s.typ, row)
+		if s.typ.IsWeightPath() {
+			return weightpath.QuantizeRow(out.Data[i*rb:(i+1)*rb], s.typ, row)
+		}
+		return quantize.QuantizeRow(out.Data[i*rb:(i+1)*rb], s.typ, row)
 	})
 	if err != nil {
 		return nil, err
