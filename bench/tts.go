@@ -41,7 +41,7 @@ type TTSOptions struct {
 // frame times in ms, and the floors the machine sets.
 type TTSResult struct {
 	Model   string `json:"model_filename"`
-	Test    string `json:"test"` // tts125
+	Test    string `json:"test"` // tts125, tts125x4 for 4 streams
 	Threads int    `json:"n_threads"`
 	Streams int    `json:"streams"`
 	Reps    int    `json:"repetitions"`
@@ -122,6 +122,9 @@ func RunTTS(m *qwen3tts.Model, dec *codec.Decoder, name string, opt TTSOptions) 
 		return nil, err
 	}
 	test := fmt.Sprintf("tts%d", opt.Frames)
+	if opt.Streams > 1 {
+		test += fmt.Sprintf("x%d", opt.Streams)
+	}
 	runs, refs := make([]ttsRun, opt.Reps), make([]ttsRun, 0, opt.Reps)
 	err := (&Options{Profile: opt.Profile}).timed(test, func() error {
 		for i := range runs {
