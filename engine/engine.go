@@ -202,6 +202,7 @@ type Engine struct {
 		promptTokens, generationTokens atomic.Int64
 	}
 	stageStats []stageStats
+	observer   atomic.Pointer[func(part string, d time.Duration)]
 	done       chan struct{}
 }
 
@@ -234,8 +235,10 @@ func NewPipeline(cfg Config, stages ...Stage) *Engine {
 	}
 	for _, st := range stages {
 		if l, ok := st.(*llmStage); ok {
-			l.attach(e)
 			e.llms = append(e.llms, l)
+		}
+		if a, ok := st.(interface{ attach(*Engine) }); ok {
+			a.attach(e)
 		}
 		lim := st.Limits()
 		if lim.MaxItems <= 0 {
@@ -483,10 +486,30 @@ func (e *Engine) stepStage(si int) bool {
 		e.turn[si] = (start + max) % len(ready)
 	}
 	e.stageStats[si].steps.Add(1)
+	t0 := time.Now()
 	e.safeStep(si, batch)
+	e.observeStep(si, time.Since(t0))
 	clear(e.ready)
 	clear(e.batch)
 	return true
+}
+
+// ObserveSteps has f called, on the engine's loop, with the time of
+// every stage step: by part for a stage that splits its step (the speech
+// talker stage: "talker", "predictor", "sampler"), otherwise under the
+// stage's name. f must be quick. A later call replaces f.
+func (e *Engine) ObserveSteps(f func(part string, d time.Duration)) { e.observer.Store(&f) }
+
+func (e *Engine) observeStep(si int, d time.Duration) {
+	f := e.observer.Load()
+	if f == nil {
+		return
+	}
+	if s, ok := e.stages[si].(splitStep); ok {
+		s.stepParts(*f)
+		return
+	}
+	(*f)(e.stages[si].Name(), d)
 }
 
 // safeStep runs a stage's step; a panic fails the batch's requests only.

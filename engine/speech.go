@@ -29,8 +29,14 @@ type Speech struct {
 // []float32, 24 kHz mono) or, in Codes mode, frames (Data []int), and the
 // last one FinishStop (EOS) or FinishLength (max frames). dec may be nil
 // when every request is in Codes mode.
+//
+// The talker stage keeps the talker KV of each conditioning prefix (the
+// instruct block, role, language and speaker rows) it has run, so the
+// next request with the same voice, language and instructions prefills
+// only its text: Event.CachedTokens and Stats.PrefixHits count those
+// rows. Its cache lives in what reservations leave of the budget.
 func NewSpeechPipeline(cfg Config, m *qwen3tts.Model, dec *codec.Decoder) *Engine {
-	return NewPipeline(cfg, &talkerStage{m: m}, &codecStage{dec: dec})
+	return NewPipeline(cfg, &talkerStage{m: m, cache: newCondCache()}, &codecStage{dec: dec})
 }
 
 func speechParams(r *Request) (*Speech, error) {
@@ -44,9 +50,14 @@ func speechParams(r *Request) (*Speech, error) {
 // talkerStage runs the talker and the code predictor for every live
 // utterance in one batched step per frame (qwen3tts.Model.Step).
 type talkerStage struct {
-	m   *qwen3tts.Model
-	uts []*qwen3tts.Utterance // scratch
+	m     *qwen3tts.Model
+	e     *Engine
+	cache *condCache
+	parts qwen3tts.Stats        // the last step's time by part
+	uts   []*qwen3tts.Utterance // scratch
 }
+
+func (t *talkerStage) attach(e *Engine) { t.e = e }
 
 func (t *talkerStage) Name() string { return "talker" }
 
@@ -78,32 +89,52 @@ func (t *talkerStage) Reserve(r *Request) (int64, error) {
 	return c.Talker.KVBytes(pos) + c.Predictor.KVBytes(c.CodeGroups), nil
 }
 
+// Start begins the utterance from its cached conditioning when there is
+// one (the cache first gives way to the reservations just made).
 func (t *talkerStage) Start(it *Item) error {
-	sp, err := speechParams(it.Request())
+	r := it.Request()
+	sp, err := speechParams(r)
 	if err != nil {
 		return err
 	}
-	u, err := t.m.Begin(sp.Utterance)
+	p, err := t.m.Cfg.BuildPrompt(sp.Utterance.IDs, sp.Utterance.Voice)
 	if err != nil {
 		return fmt.Errorf("talker: %w", err)
 	}
-	it.State = u
+	t.cache.evict(t.room(), t.cache.max)
+	key := condKey(r.CacheSalt, p)
+	cond := t.cache.get(key)
+	// A copy with its own Stats: the step timings come from them.
+	req := *sp.Utterance
+	req.Stats = &qwen3tts.Stats{}
+	u, err := t.m.BeginFrom(&req, cond)
+	if err != nil {
+		return fmt.Errorf("talker: %w", err)
+	}
+	it.State = &talkerItem{u: u, key: key, stored: cond != nil, stats: req.Stats}
+	it.r.cached = u.Cached()
+	t.e.stats.prefixQueries.Add(int64(len(p.Text)))
+	t.e.stats.prefixHits.Add(int64(u.Cached()))
+	t.e.stats.prefixBytes.Store(t.cache.bytes)
 	return nil
 }
 
 func (t *talkerStage) Step(batch []*Item) {
 	t.uts = t.uts[:0]
 	for _, it := range batch {
-		t.uts = append(t.uts, it.State.(*qwen3tts.Utterance))
+		t.uts = append(t.uts, it.State.(*talkerItem).u)
 	}
 	err := t.m.Step(t.uts)
 	clear(t.uts)
+	if err == nil {
+		t.account(batch)
+	}
 	for _, it := range batch {
 		if err != nil {
 			it.Fail(fmt.Errorf("talker: %w", err))
 			continue
 		}
-		u := it.State.(*qwen3tts.Utterance)
+		u := it.State.(*talkerItem).u
 		for _, f := range u.Frames() {
 			it.Emit(Event{Data: f})
 		}

@@ -129,6 +129,25 @@ func TestSpeechPipelineGolden(t *testing.T) {
 	for i, c := range cases {
 		check(c, results[i])
 	}
+	// Submitted together they share talker steps: continuous batching
+	// takes far fewer talker-stage steps than the frames made.
+	before, frames := e.Stats().Stages[0].Steps, 0
+	var chans []<-chan Event
+	for _, c := range cases {
+		ch, err := e.Submit(context.Background(), c.speech(m))
+		if err != nil {
+			t.Fatal(err)
+		}
+		chans = append(chans, ch)
+	}
+	for i, ch := range chans {
+		got, _ := collectCodes(t, ch)
+		check(cases[i], got)
+		frames += len(got) + 1 // the last talker step makes no frame
+	}
+	if steps := e.Stats().Stages[0].Steps - before; steps > int64(frames/2) {
+		t.Errorf("%d talker steps for %d talker positions of 7 utterances submitted together: not batched", steps, frames)
+	}
 	if s := e.Stats(); s.Running != 0 || s.KVUsedBytes != 0 {
 		t.Errorf("after all: %d running, %d bytes reserved", s.Running, s.KVUsedBytes)
 	}
@@ -187,5 +206,149 @@ func TestSpeechRefused(t *testing.T) {
 	r.Params.(*Speech).Codes = false
 	if _, err := e.Submit(context.Background(), r); err == nil || !strings.Contains(err.Error(), "codec") {
 		t.Errorf("audio without a codec: %v", err)
+	}
+}
+
+// collectCached reads a codes-mode stream to its end and returns its
+// codes and the cached prompt rows its first event reported.
+func collectCached(t *testing.T, ch <-chan Event) (frames [][]int, cached int) {
+	first := true
+	for ev := range ch {
+		if first {
+			cached, first = ev.CachedTokens, false
+		}
+		if ev.Err != nil {
+			t.Error(ev.Err)
+		}
+		if f, ok := ev.Data.([]int); ok {
+			frames = append(frames, f)
+		}
+	}
+	return frames, cached
+}
+
+// TestSpeechConditioningCache: the second request with a case's voice
+// and language begins from the first one's conditioning rows (reported
+// in CachedTokens and the prefix-cache counters) and still gives the
+// golden codes; another voice or another cache salt does not hit.
+func TestSpeechConditioningCache(t *testing.T) {
+	m, cases := loadTTSCases(t)
+	e := NewSpeechPipeline(Config{MaxNumSeqs: 4}, m, nil)
+	defer e.Close()
+	c := cases[0]
+	p, err := m.Cfg.BuildPrompt(c.Request.InputIDs, qwen3tts.Voice{Speaker: c.Request.Speaker, Language: c.Request.Language, NonStreaming: c.Request.NonStreaming})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(r Request) int {
+		ch, err := e.Submit(context.Background(), r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		frames, cached := collectCached(t, ch)
+		if !slices.EqualFunc(frames, c.Codes, slices.Equal) {
+			t.Errorf("%s (cached %d rows): codes differ from the golden", c.name, cached)
+		}
+		return cached
+	}
+	if got := run(c.speech(m)); got != 0 {
+		t.Errorf("first request: %d cached rows", got)
+	}
+	if got := run(c.speech(m)); got != p.Cond {
+		t.Errorf("second request: %d cached rows, want the %d conditioning rows", got, p.Cond)
+	}
+	salted := c.speech(m)
+	salted.CacheSalt = "tenant"
+	if got := run(salted); got != 0 {
+		t.Errorf("another salt: %d cached rows", got)
+	}
+	s := e.Stats()
+	if s.PrefixHits != int64(p.Cond) || s.PrefixQueries != 3*int64(len(p.Text)) || s.PrefixCacheBytes <= 0 {
+		t.Errorf("prefix counters: hits %d queries %d bytes %d, want %d, %d, > 0", s.PrefixHits, s.PrefixQueries, s.PrefixCacheBytes, p.Cond, 3*len(p.Text))
+	}
+	if s.KVUsedBytes != 0 {
+		t.Errorf("%d bytes reserved after all", s.KVUsedBytes)
+	}
+}
+
+// The conditioning cache keeps at most its entry bound and the room it
+// is given, least recently used out first.
+func TestCondCacheBounds(t *testing.T) {
+	m, cases := loadTTSCases(t)
+	var conds []*qwen3tts.Conditioning
+	for _, c := range cases[:3] {
+		r := c.speech(m).Params.(*Speech).Utterance
+		u, err := m.Begin(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := m.Step([]*qwen3tts.Utterance{u}); err != nil {
+			t.Fatal(err)
+		}
+		conds = append(conds, u.Conditioning())
+	}
+	cc := newCondCache()
+	cc.max = 2
+	big := int64(1 << 30)
+	for i, c := range conds {
+		cc.put(string(rune('a'+i)), c, big)
+	}
+	if len(cc.entries) != 2 || cc.get("a") != nil || cc.get("b") == nil || cc.get("c") == nil {
+		t.Errorf("entry bound 2: kept %d", len(cc.entries))
+	}
+	cc.get("b") // c is now the least recently used
+	cc.evict(conds[1].Bytes(), cc.max)
+	if cc.get("c") != nil || cc.get("b") == nil || cc.bytes != conds[1].Bytes() {
+		t.Errorf("byte bound: %d bytes, %d entries", cc.bytes, len(cc.entries))
+	}
+	cc.put("d", conds[2], conds[2].Bytes()-1)
+	if cc.get("d") != nil {
+		t.Error("an entry larger than the room was kept")
+	}
+}
+
+// TestSpeechAdmissionWaits: with a budget for one utterance, a second
+// waits (not refused) until the first ends, then runs; the step observer
+// sees every part of the talker stage and the codec stage.
+func TestSpeechAdmissionWaits(t *testing.T) {
+	m, cases := loadTTSCases(t)
+	long := cases[0].speech(m)
+	long.Params.(*Speech).Utterance.MaxFrames, long.Params.(*Speech).Utterance.IgnoreEOS = 40, true
+	one, err := (&talkerStage{m: m}).Reserve(&long)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := NewSpeechPipeline(Config{MaxNumSeqs: 4, KVCacheBytes: one + one/2}, m, nil)
+	defer e.Close()
+	var mu sync.Mutex
+	parts := map[string]int{}
+	e.ObserveSteps(func(part string, d time.Duration) {
+		mu.Lock()
+		parts[part]++
+		mu.Unlock()
+	})
+	// 40 frames fill its channel (16 events) until read: it runs on.
+	ch1, err := e.Submit(context.Background(), long)
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-ch1
+	ch2, err := e.Submit(context.Background(), cases[0].speech(m))
+	if err != nil {
+		t.Fatalf("a request that fits the budget later: %v", err)
+	}
+	if s := e.Stats(); s.Waiting != 1 || s.Running != 1 {
+		t.Errorf("while the first runs: %d waiting, %d running", s.Waiting, s.Running)
+	}
+	collectCodes(t, ch1)
+	if frames, _ := collectCodes(t, ch2); !slices.EqualFunc(frames, cases[0].Codes, slices.Equal) {
+		t.Error("the request that waited: codes differ from the golden")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, p := range []string{"talker", "predictor", "sampler", "codec"} {
+		if parts[p] == 0 {
+			t.Errorf("no %s step observed: %v", p, parts)
+		}
 	}
 }

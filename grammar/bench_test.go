@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"time"
 )
 
 // corpusPicks returns the compiled corpus schemas ordered by size: the
@@ -35,7 +36,55 @@ func BenchmarkCompile(b *testing.B) {
 				}
 			}
 		})
+		// A schema seen before: hashed and looked up, not compiled.
+		b.Run(c.name+"-cached", func(b *testing.B) {
+			if _, err := FromJSONSchema(c.s.src); err != nil {
+				b.Fatal(err)
+			}
+			for b.Loop() {
+				if _, err := FromJSONSchema(c.s.src); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
+}
+
+// BenchmarkMaskCorpusWorst replays a recorded 64-token output of every
+// compiled corpus schema (masks warm) and reports the slowest schema's
+// per-token cost (FillMask and Accept), naming it in the log.
+func BenchmarkMaskCorpusWorst(b *testing.B) {
+	v := loadQwenVocab(b)
+	bits := make([]uint64, (v.Size()+63)/64)
+	worst, worstName := 0.0, ""
+	for _, s := range loadCorpus(b) {
+		g, err := FromJSONSchema(s.src)
+		if err != nil {
+			continue
+		}
+		ids := recordWalk(b, g, v, 64)
+		replay := func() {
+			m := NewMatcher(g, v)
+			for _, id := range ids {
+				m.FillMask(bits)
+				if err := m.Accept(id); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		replay()
+		t0 := time.Now()
+		for range 3 {
+			replay()
+		}
+		if ns := float64(time.Since(t0).Nanoseconds()) / float64(3*len(ids)); ns > worst {
+			worst, worstName = ns, s.name
+		}
+	}
+	b.Logf("worst per-token mask: %s, %.0f ns/token", worstName, worst)
+	for b.Loop() {
+	}
+	b.ReportMetric(worst, "worst-ns/token")
 }
 
 // BenchmarkMask is the per-token mask cost on the Qwen3 vocabulary
@@ -75,7 +124,7 @@ func BenchmarkMask(b *testing.B) {
 }
 
 // recordWalk draws a random output of up to n tokens, ending when it may.
-func recordWalk(b *testing.B, g *Grammar, v *Vocab, n int) []int {
+func recordWalk(b testing.TB, g *Grammar, v *Vocab, n int) []int {
 	rng := rand.New(rand.NewPCG(7, 8))
 	m := NewMatcher(g, v)
 	bits := make([]uint64, (v.Size()+63)/64)

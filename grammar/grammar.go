@@ -20,6 +20,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Element kinds.
@@ -56,6 +57,9 @@ type Grammar struct {
 	shared  int32    // positions below this are the JSON prelude's (see conv)
 
 	masks maskCaches
+
+	lazyMu sync.Mutex
+	lazy   map[triggerKey]*triggerMasks // see Lazy
 }
 
 // ErrTooComplex is returned for a grammar beyond the engine's limits.

@@ -114,11 +114,16 @@ func (c *conv) sparkArgs(params any) ([]elem, error) {
 	b := c.b
 	po, _ := params.(*object)
 	if po == nil {
-		return nil, nil
+		return c.sparkFreeArgs(), nil
 	}
 	props, err := c.props(po, "#")
 	if err != nil {
 		return nil, err
+	}
+	if len(props) == 0 {
+		if ap, ok := po.get("additionalProperties"); !ok || ap != false {
+			return c.sparkFreeArgs(), nil
+		}
 	}
 	var tail []elem
 	for i := len(props) - 1; i >= 0; i-- {
@@ -138,6 +143,19 @@ func (c *conv) sparkArgs(params any) ([]elem, error) {
 		}
 	}
 	return tail, nil
+}
+
+// sparkFreeArgs is up to 8 arguments of any name and text value, for a
+// tool whose schema lists no properties but allows others.
+func (c *conv) sparkFreeArgs() []elem {
+	b := c.b
+	var name byteSet
+	name.addRange('a', 'z')
+	name.addRange('A', 'Z')
+	name.addRange('0', '9')
+	name.add('_')
+	kv := cat(b.lit("<arg_key>"), b.repeat([]elem{b.class(name)}, 1, 32), b.lit("</arg_key><arg_value>"), c.sparkText(0, maxStringLen), b.lit("</arg_value>"))
+	return b.repeat(kv, 0, 8)
 }
 
 // sparkValue is a parameter's value text: raw for a string parameter.
@@ -176,10 +194,34 @@ func (c *conv) sparkValue(sch any, path string) ([]elem, error) {
 	} else if hi > lo+maxStringLen {
 		hi = max(lo, maxStringLen)
 	}
-	// Printable text without '<' (which could close the value) and with
-	// no surrounding whitespace.
+	return c.sparkText(lo, hi), nil
+}
+
+// sparkText is lo to hi (< 0: any number of) characters of raw value
+// text: printable ASCII without '<' (which could close the value) and
+// without whitespace at its ends (the parser trims it). Text of any
+// length may also hold single inner spaces and non-ASCII characters
+// ("New York", "Zürich"); counted text is ASCII without spaces.
+func (c *conv) sparkText(lo, hi int) []elem {
+	b := c.b
 	var ascii byteSet
 	ascii.addRange(0x21, 0x7e)
 	ascii[0] &^= 1 << '<'
-	return b.repeat([]elem{b.class(ascii)}, lo, hi), nil
+	if lo > 0 || hi >= 0 {
+		return b.repeat([]elem{b.class(ascii)}, lo, hi)
+	}
+	alts := [][]elem{{b.class(ascii)}}
+	utf8Ranges(0x80, 0x10ffff, func(seq [][2]byte) {
+		var out []elem
+		for _, r := range seq {
+			out = append(out, b.set(r[0], r[1])...)
+		}
+		alts = append(alts, out)
+	})
+	char := b.alt(alts...)
+	var more [][]elem
+	for _, a := range b.spread(char) {
+		more = append(more, a, cat(b.lit(" "), a))
+	}
+	return b.opt(cat(char, b.star(b.alt(more...))))
 }

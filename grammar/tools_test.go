@@ -63,3 +63,35 @@ func TestToolCallGrammars(t *testing.T) {
 		}
 	}
 }
+
+// Spark's raw string values may hold inner spaces and non-ASCII text when
+// unbounded, never whitespace at their ends or '<'; the parser reads them
+// back as the same strings.
+func TestSparkStringValues(t *testing.T) {
+	tools := []Tool{{Name: "f", Parameters: []byte(`{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}`)}}
+	g, err := ToolCalls(ToolCallSpec{Format: "spark25", Tools: tools})
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := func(v string) string {
+		return "<tool_call>f<arg_key>city</arg_key><arg_value>" + v + "</arg_value></tool_call>"
+	}
+	for _, v := range []string{"New York", "Zürich", "a b c", "x"} {
+		if m := NewMatcher(g, fuzzVocab); !m.AcceptBytes([]byte(call(v))) || !m.CanEnd() {
+			t.Errorf("refused %q", v)
+			continue
+		}
+		p, _ := toolcall.New("spark25", "", []toolcall.Tool{{Name: "f", Parameters: tools[0].Parameters}}, toolcall.Options{})
+		res := p.Feed(call(v))
+		res.Append(p.Finish())
+		want, _ := json.Marshal(map[string]string{"city": v})
+		if len(res.Calls) != 1 || res.Calls[0].Arguments != string(want) {
+			t.Errorf("%q parsed to %+v", v, res.Calls)
+		}
+	}
+	for _, v := range []string{" x", "x ", "a  b", "a<b", "a\nb"} {
+		if m := NewMatcher(g, fuzzVocab); m.AcceptBytes([]byte(call(v))) && m.CanEnd() {
+			t.Errorf("took %q", v)
+		}
+	}
+}

@@ -286,13 +286,55 @@ var packedTasks = sync.Pool{New: func() any { return new(packedTask) }}
 // xq (xs bytes each, in the tier's layout).
 func mulPacked(out []float32, p *prepared, xq []byte, xs, n int) {
 	t := packedTasks.Get().(*packedTask)
-	*t = packedTask{p: p, out: out, n: n, x: xq, xs: xs, actTile: 1, gTile: max(2, packTileBytes/p.gstride&^1)}
-	grain := 4
-	if n > 1 {
-		t.actTile = max(8, packActTileBytes/max(xs, 1)/8*8)
-		grain = t.gTile
-	}
+	grain := t.set(out, p, xq, xs, n)
 	parallelFor(t, p.groups, n*p.cols*packRows, grain)
 	*t = packedTask{}
 	packedTasks.Put(t)
+}
+
+// set makes t the product of p with n activation rows xq (xs bytes each)
+// into out; it returns the grain of its group range.
+func (t *packedTask) set(out []float32, p *prepared, xq []byte, xs, n int) int {
+	*t = packedTask{p: p, out: out, n: n, x: xq, xs: xs, actTile: 1, gTile: max(2, packTileBytes/p.gstride&^1)}
+	if n == 1 {
+		return 4
+	}
+	t.actTile = max(8, packActTileBytes/max(xs, 1)/8*8)
+	return t.gTile
+}
+
+// multiPackedTask runs the products of several prepared weights with the
+// same activations as one job over their groups laid end to end.
+type multiPackedTask struct {
+	parts []packedTask
+	start []int // part i has groups [start[i], start[i+1])
+}
+
+func (m *multiPackedTask) run(lo, hi int) {
+	for i := range m.parts {
+		a, b := max(lo, m.start[i]), min(hi, m.start[i+1])
+		if a < b {
+			m.parts[i].run(a-m.start[i], b-m.start[i])
+		}
+	}
+}
+
+var multiPackedTasks = sync.Pool{New: func() any { return new(multiPackedTask) }}
+
+// mulPackedMulti sets outs[i] to the product of prepared weights ps[i]
+// (all of cols columns) with n activation rows xq, as one parallel job;
+// each product has mulPacked's bits.
+func mulPackedMulti(outs [][]float32, ps []*prepared, xq []byte, xs, n int) {
+	m := multiPackedTasks.Get().(*multiPackedTask)
+	m.start = append(m.start[:0], 0)
+	grain := 0
+	for i, p := range ps {
+		m.parts = append(m.parts, packedTask{})
+		grain = max(grain, m.parts[i].set(outs[i], p, xq, xs, n))
+		m.start = append(m.start, m.start[i]+p.groups)
+	}
+	parallelFor(m, m.start[len(ps)], n*ps[0].cols*packRows, grain)
+	clear(m.parts)
+	m.parts = m.parts[:0]
+	multiPackedTasks.Put(m)
 }

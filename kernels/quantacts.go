@@ -60,6 +60,43 @@ func (q *QuantizedActs) Rows() int { return q.n }
 // the activations q was made from. w's type must share q's VecDotType (or
 // both be float types), and q must come from the tier in use.
 func MatMulQ(out []float32, w *tensor.Matrix, q *QuantizedActs) {
+	k := checkMatMulQ(out, w, q)
+	if w.Rows == 0 {
+		return
+	}
+	mul(out, w, k, q.data, q.xs, q.n)
+}
+
+// MatMulQs sets outs[i] = ws[i] times q for every i, exactly as MatMulQ
+// does one at a time. When every weight is prepared, the products run as
+// one parallel job over all their row groups: one hand-off between the
+// threads instead of one per matrix, and one tail of small chunks
+// (a layer's K and V projections are small, so these were a good part of
+// their time when decoding).
+func MatMulQs(outs [][]float32, ws []*tensor.Matrix, q *QuantizedActs) {
+	if len(outs) != len(ws) {
+		panic(fmt.Sprintf("kernels: MatMulQs: %d outputs for %d weights", len(outs), len(ws)))
+	}
+	var buf [4]*prepared
+	ps := buf[:0]
+	for i, w := range ws {
+		checkMatMulQ(outs[i], w, q)
+		if p := lookupPrepared(w); p != nil && w.Rows > 0 {
+			ps = append(ps, p)
+		}
+	}
+	if len(ps) < len(ws) || len(ws) < 2 {
+		for i, w := range ws {
+			MatMulQ(outs[i], w, q)
+		}
+		return
+	}
+	mulPackedMulti(outs, ps, q.data, q.xs, q.n)
+}
+
+// checkMatMulQ panics unless out = w times q is a valid MatMulQ; it
+// returns w's kernel.
+func checkMatMulQ(out []float32, w *tensor.Matrix, q *QuantizedActs) *matKernel {
 	checkWeights(w)
 	if q.n == 0 {
 		panic("kernels: MatMulQ with empty QuantizedActs")
@@ -77,8 +114,5 @@ func MatMulQ(out []float32, w *tensor.Matrix, q *QuantizedActs) {
 	if len(out) != q.n*w.Rows {
 		panic(fmt.Sprintf("kernels: %s: output of %d, want %d rows of %d", w.Name, len(out), q.n, w.Rows))
 	}
-	if w.Rows == 0 {
-		return
-	}
-	mul(out, w, k, q.data, q.xs, q.n)
+	return k
 }

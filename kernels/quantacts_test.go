@@ -62,6 +62,56 @@ func TestMatMulQ(t *testing.T) {
 	}
 }
 
+// TestMatMulQs: several weights on the same activations as one job give
+// exactly MatMul's results for each (prepared weights of the sizes a layer
+// has and ragged ones, mixed types of one VecDotType, an unprepared one
+// among them), in every tier, for several batch sizes and thread counts.
+func TestMatMulQs(t *testing.T) {
+	defer kernels.SetThreads(0)
+	rng := newRNG(62)
+	families := [][]tensor.Type{
+		{tensor.Q4_K, tensor.Q6_K, tensor.Q4_K},
+		{tensor.Q4_0, tensor.Q8_0, tensor.W4A8},
+	}
+	const cols = 512
+	for _, tierName := range kernels.Tiers() {
+		restore := kernels.UseTier(tierName)
+		for _, fam := range families {
+			var ws []*tensor.Matrix
+			for i, typ := range fam {
+				w := randomMatrix(rng, typ, []int{256, 43, 17}[i], cols)
+				prepareGuarded(t, w)
+				ws = append(ws, w)
+			}
+			mixed := append([]*tensor.Matrix{randomMatrix(rng, fam[0], 24, cols)}, ws[1:]...)
+			var q kernels.QuantizedActs
+			for _, n := range []int{1, 4, 9} {
+				x := randomVec(rng, n*cols)
+				q.Quantize(fam[0], x, n)
+				for _, th := range []int{1, 2, 3} {
+					kernels.SetThreads(th)
+					for _, set := range [][]*tensor.Matrix{ws, mixed} {
+						outs := make([][]float32, len(set))
+						for i, w := range set {
+							outs[i] = make([]float32, n*w.Rows)
+						}
+						kernels.MatMulQs(outs, set, &q)
+						for i, w := range set {
+							want := make([]float32, n*w.Rows)
+							kernels.MatMul(want, w, x, n)
+							if j := sameBits(outs[i], want); j >= 0 {
+								t.Fatalf("%s %s %dx%d (prepared %v) n=%d threads=%d: MatMulQs differs from MatMul at %d: %v vs %v",
+									tierName, w.Type, w.Rows, w.Cols, kernels.IsPrepared(w), n, th, j, outs[i][j], want[j])
+							}
+						}
+					}
+				}
+			}
+		}
+		restore()
+	}
+}
+
 // TestMatMulQMismatch: MatMulQ refuses activations quantized for another
 // VecDotType, width or tier.
 func TestMatMulQMismatch(t *testing.T) {

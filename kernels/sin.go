@@ -47,9 +47,21 @@ func Sin32(y float32) float32 {
 
 // SnakeBeta writes x + inv*sin(a*x)^2 elementwise (one row of channels:
 // a and inv per channel) to dst, which may be x. The square makes the
-// sign of the reduced sine irrelevant.
+// sign of the reduced sine irrelevant. The SIMD tiers run the same
+// reduction and polynomial on whole vectors (FMA steps, so they differ
+// from the Go code by rounding); an element's result depends only on its
+// inputs and its position in the row.
 func SnakeBeta(dst, x, a, inv []float32) {
+	if len(x) == 0 {
+		return
+	}
 	_, _, _ = dst[len(x)-1], a[len(x)-1], inv[len(x)-1]
+	done := snakeBetaSIMD(tier(current.Load()), dst, x, a, inv)
+	snakeBetaGo(dst[done:len(x)], x[done:], a[done:len(x)], inv[done:len(x)])
+}
+
+// snakeBetaGo is SnakeBeta's reference code.
+func snakeBetaGo(dst, x, a, inv []float32) {
 	for i, v := range x {
 		y := a[i] * v
 		var sn float32

@@ -2,6 +2,8 @@
 
 package kernels
 
+import "sync"
+
 // The attention kernels' SIMD tiers (AVX2 in vecmulti{,16}_amd64.s, NEON
 // in vecmulti{,16}_arm64.s) share these wrappers (the entries of their
 // vector tables, simdVecKernels): the assembly has the
@@ -107,6 +109,10 @@ func dotRowsMultiF16SIMD(out []float32, ostride int, q []float32, qstride, m, wi
 		if j == m {
 			return
 		}
+		if width <= padWidth && n <= padWidth {
+			dotRowsPaddedF16(out[j*ostride:], ostride, q[j*qstride:], qstride, m-j, width, k, kstride, n, scale, next)
+			return
+		}
 	}
 	b := widenRows(k, kstride, n, 0, width)
 	dotRowsMulti(out[j*ostride:], ostride, q[j*qstride:], qstride, m-j, width, *b, width, n, scale, *b)
@@ -131,10 +137,67 @@ func axpyRowsMultiF16SIMD(y []float32, ystride, m, width int, p []float32, pstri
 		if j == m {
 			return
 		}
+		if width <= padWidth && n <= padWidth {
+			axpyRowsPaddedF16(y[j*ystride:], ystride, m-j, width, p[j*pstride:], pstride, n, v, vstride, next)
+			return
+		}
 	}
 	b := widenRows(v, vstride, n, 0, width)
 	axpyRowsMulti(y[j*ystride:], ystride, m-j, width, p[j*pstride:], pstride, n, *b, width, *b)
 	widenPool.Put(b)
+}
+
+// Fewer than four rows (decoding: a KV head's group of query heads) run
+// through the four-row f16 kernels from a copy padded to four rows, so
+// the halves are read in place rather than widened into a float32 copy
+// first (which cost more than the products at long contexts). The rows
+// past m hold whatever the scratch held; their results are dropped, and
+// each row's results depend on that row alone, so the bits are those of
+// the float32 kernels on widened rows.
+const padWidth = 256
+
+type pad4 struct{ a, b [4 * padWidth]float32 }
+
+var pad4Pool = sync.Pool{New: func() any { return new(pad4) }}
+
+// dotRowsPaddedF16 is dotRowsMultiF16SIMD for m < 4 rows, width <= padWidth
+// (a multiple of dotLanes) and 2 <= n <= padWidth keys.
+func dotRowsPaddedF16(out []float32, ostride int, q []float32, qstride, m, width int, k []uint16, kstride, n int, scale float32, next []uint16) {
+	s := pad4Pool.Get().(*pad4)
+	for r := 0; r < m; r++ {
+		copy(s.a[r*width:(r+1)*width], q[r*qstride:r*qstride+width])
+	}
+	dot4RowsF16(s.b[:], n, s.a[:], width, k, kstride, n/2, width/dotLanes, scale, next)
+	if n%2 == 1 {
+		b := widenRows(k[(n-1)*kstride:], kstride, 1, 0, width)
+		dotRowsMulti(s.b[n-1:], n, s.a[:], width, m, width, *b, width, 1, scale, *b)
+		widenPool.Put(b)
+	}
+	for r := 0; r < m; r++ {
+		copy(out[r*ostride:r*ostride+n], s.b[r*n:(r+1)*n])
+	}
+	pad4Pool.Put(s)
+}
+
+// axpyRowsPaddedF16 is axpyRowsMultiF16SIMD for m < 4 rows, 16 <= width
+// <= padWidth and n <= padWidth value rows.
+func axpyRowsPaddedF16(y []float32, ystride, m, width int, p []float32, pstride, n int, v []uint16, vstride int, next []uint16) {
+	s := pad4Pool.Get().(*pad4)
+	for r := 0; r < m; r++ {
+		copy(s.a[r*width:(r+1)*width], y[r*ystride:r*ystride+width])
+		copy(s.b[r*n:(r+1)*n], p[r*pstride:r*pstride+n])
+	}
+	c := width / 16
+	axpy4RowsF16(s.a[:], width, s.b[:], n, n, v, vstride, c, next)
+	if t := width - 16*c; t > 0 {
+		b := widenRows(v, vstride, n, 16*c, t)
+		axpyRowsMulti(s.a[16*c:], width, m, t, s.b[:], n, n, *b, t, *b)
+		widenPool.Put(b)
+	}
+	for r := 0; r < m; r++ {
+		copy(y[r*ystride:r*ystride+width], s.a[r*width:(r+1)*width])
+	}
+	pad4Pool.Put(s)
 }
 
 // simdVecKernels sets the attention entries of v that both architectures'

@@ -99,7 +99,8 @@ func Linear(out []float32, w *tensor.Matrix, x []float32, n int) {
 // Linears applies several weights to the same n rows of activations x
 // (outs[i] = ws[i] x, as Linear), quantizing x once for all of them when
 // the weights take the same activation type: a layer's Q, K and V, or its
-// gate and up projections. kernels.MatMulQ gives MatMul's bits.
+// gate and up projections, as one parallel job. kernels.MatMulQs gives
+// MatMul's bits.
 func Linears(x []float32, n int, ws []*tensor.Matrix, outs ...[]float32) {
 	vdt := kernels.VecDotType(ws[0].Type)
 	for _, w := range ws[1:] {
@@ -112,9 +113,7 @@ func Linears(x []float32, n int, ws []*tensor.Matrix, outs ...[]float32) {
 	}
 	q := actsPool.Get().(*kernels.QuantizedActs)
 	q.Quantize(ws[0].Type, x, n)
-	for i, w := range ws {
-		kernels.MatMulQ(outs[i], w, q)
-	}
+	kernels.MatMulQs(outs, ws, q)
 	actsPool.Put(q)
 }
 

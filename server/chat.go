@@ -219,6 +219,7 @@ type turn struct {
 	tools      []toolcall.Tool
 	single     bool
 	callTools  []toolcall.Tool   // tool_choice required or named: the output must call one of these
+	autoTools  bool              // tool_choice auto: calls are constrained once they start
 	parsers    []toolcall.Parser // one per choice, set by startTurn
 }
 
@@ -355,6 +356,7 @@ func (s *Server) render(c conversation, field string) (*turn, *apiError) {
 	if c.tc.mode == "none" {
 		t.toolParser = ""
 	}
+	t.autoTools = c.tc.mode == "auto"
 	if c.tc.mode == "required" || c.tc.mode == "named" {
 		f, ok := forcedPrefix(t.toolParser, c.tc)
 		if !ok {

@@ -35,23 +35,23 @@ func newMetrics(modelName string, eng *engine.Engine) *metrics {
 		reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help, ConstLabels: labels},
 			func() float64 { return f(eng.Stats()) }))
 	}
-	gauge("vllm:num_requests_running", "Number of requests in the running batch.", func(s engine.Stats) float64 { return float64(s.Running) })
-	gauge("vllm:num_requests_waiting", "Number of requests waiting to run.", func(s engine.Stats) float64 { return float64(s.Waiting) })
-	gauge("vllm:kv_cache_usage_perc", "KV cache usage by running requests: 1 means full.", func(s engine.Stats) float64 {
+	gauge("vllm:num_requests_running", helpRunning, func(s engine.Stats) float64 { return float64(s.Running) })
+	gauge("vllm:num_requests_waiting", helpWaiting, func(s engine.Stats) float64 { return float64(s.Waiting) })
+	gauge("vllm:kv_cache_usage_perc", helpKVUsage, func(s engine.Stats) float64 {
 		if s.KVBytes == 0 {
 			return 0
 		}
 		return float64(s.KVUsedBytes) / float64(s.KVBytes)
 	})
-	counter("vllm:prefix_cache_queries_total", "Prefix cache queries, in prompt tokens.", func(s engine.Stats) float64 { return float64(s.PrefixQueries) })
-	counter("vllm:prefix_cache_hits_total", "Prefix cache hits, in prompt tokens.", func(s engine.Stats) float64 { return float64(s.PrefixHits) })
+	counter("vllm:prefix_cache_queries_total", helpPrefixQ, func(s engine.Stats) float64 { return float64(s.PrefixQueries) })
+	counter("vllm:prefix_cache_hits_total", helpPrefixH, func(s engine.Stats) float64 { return float64(s.PrefixHits) })
 	counter("vllm:prompt_tokens_total", "Prompt tokens processed.", func(s engine.Stats) float64 { return float64(s.PromptTokens) })
-	counter("vllm:generation_tokens_total", "Generated tokens.", func(s engine.Stats) float64 { return float64(s.GenerationTokens) })
+	counter("vllm:generation_tokens_total", helpGenerated, func(s engine.Stats) float64 { return float64(s.GenerationTokens) })
 	buckets := []float64{0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 20, 40, 80}
 	m.ttft = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "vllm:time_to_first_token_seconds", Help: "Time to first token.", ConstLabels: labels, Buckets: buckets})
 	m.itl = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "vllm:inter_token_latency_seconds", Help: "Time between generated tokens.", ConstLabels: labels, Buckets: buckets})
-	m.e2e = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "vllm:e2e_request_latency_seconds", Help: "End-to-end request latency.", ConstLabels: labels, Buckets: buckets})
-	m.success = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "vllm:request_success_total", Help: "Finished requests by finish reason.", ConstLabels: labels}, []string{"finished_reason"})
+	m.e2e = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "vllm:e2e_request_latency_seconds", Help: helpE2E, ConstLabels: labels, Buckets: buckets})
+	m.success = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "vllm:request_success_total", Help: helpSuccess, ConstLabels: labels}, []string{"finished_reason"})
 	reg.MustRegister(m.ttft, m.itl, m.e2e, m.success)
 	registerInfo(reg, labels, eng)
 	return m

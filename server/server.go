@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"crypto/rand"
 	"crypto/subtle"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -131,15 +132,27 @@ func (s *Server) cors(next http.Handler) http.Handler {
 	})
 }
 
+// WebSocketKeyProtocol is the WebSocket subprotocol prefix that carries
+// the API key from a browser, which cannot set Authorization on a
+// WebSocket: "siskin.api-key." + the key in unpadded base64url, offered
+// beside "siskin.speech" (the one the server answers with).
+const WebSocketKeyProtocol = "siskin.api-key."
+
 // auth checks the API key in constant time.
 func (s *Server) auth(next http.Handler) http.Handler {
 	if s.cfg.APIKey == "" {
 		return next
 	}
 	want := []byte("Bearer " + s.cfg.APIKey)
+	wantWS := []byte(WebSocketKeyProtocol + base64.RawURLEncoding.EncodeToString([]byte(s.cfg.APIKey)))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got := []byte(r.Header.Get("Authorization"))
-		if subtle.ConstantTimeCompare(got, want) != 1 {
+		ok := subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) == 1
+		for _, v := range r.Header.Values("Sec-WebSocket-Protocol") {
+			for p := range strings.SplitSeq(v, ",") {
+				ok = ok || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(p)), wantWS) == 1
+			}
+		}
+		if !ok {
 			writeError(w, &apiError{Status: 401, Message: "invalid or missing API key: send Authorization: Bearer <key>", Type: "authentication_error"})
 			return
 		}

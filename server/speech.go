@@ -11,6 +11,7 @@ import (
 
 	"github.com/siskin-ml/siskin/engine"
 	"github.com/siskin-ml/siskin/model/qwen3tts"
+	"github.com/siskin-ml/siskin/server/web"
 	"github.com/siskin-ml/siskin/tokenizer"
 )
 
@@ -65,6 +66,7 @@ func (s *Speech) ModelName() string { return s.cfg.ModelName }
 func (s *Speech) Handler() http.Handler {
 	mux := http.NewServeMux()
 	s.register(mux)
+	mux.Handle("GET /{$}", web.Handler()) // the page: with no chat model, it speaks what is typed
 	mux.Handle("GET /metrics", s.auth(s.metrics.handler()))
 	mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) {
 		if s.draining.Load() {
@@ -112,7 +114,7 @@ func (s *Speech) notText(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Speech) voices(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, 200, map[string]any{"voices": s.m.Cfg.SupportedSpeakers(), "languages": append([]string{"Auto"}, s.m.Cfg.SupportedLanguages()...)})
+	writeJSON(w, 200, map[string]any{"voices": s.m.Cfg.SupportedSpeakers(), "languages": s.m.Cfg.SupportedLanguages()})
 }
 
 func (s *Speech) auth(next http.Handler) http.Handler {
@@ -133,10 +135,9 @@ func (s *Speech) speech(w http.ResponseWriter, r *http.Request) *apiError {
 	if e != nil {
 		return e
 	}
-	job.track = &speechTrack{m: s.metrics, start: start}
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel() // a client that hangs up frees the request within a step
-	ch, err := s.eng.Submit(ctx, engine.Request{Prompt: job.sp.Utterance.IDs, MaxTokens: job.sp.Utterance.MaxFrames, Params: job.sp})
+	ch, err := s.submit(ctx, job, start)
 	if err != nil {
 		return submitError(err)
 	}
@@ -151,6 +152,14 @@ func (s *Speech) speech(w http.ResponseWriter, r *http.Request) *apiError {
 		return writeBuffered(w, ch, job)
 	}
 	return nil
+}
+
+// submit queues a checked job, its events followed for the metrics from
+// start.
+func (s *Speech) submit(ctx context.Context, job *speechJob, start time.Time) (<-chan engine.Event, error) {
+	job.track = &speechTrack{m: s.metrics, start: start}
+	u := job.sp.Utterance
+	return s.eng.Submit(ctx, engine.Request{Prompt: u.IDs, MaxTokens: u.MaxFrames, Params: job.sp, CacheSalt: job.salt})
 }
 
 // submitError maps the engine's refusals to API errors.

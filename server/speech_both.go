@@ -6,6 +6,9 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
 // Both serves an LLM and a speech model from one process (siskin serve -m
@@ -40,6 +43,8 @@ func (b *Both) Handler() http.Handler {
 	for _, p := range []string{"POST /v1/chat/completions", "POST /v1/completions", "POST /v1/responses", "POST /v1/embeddings"} {
 		mux.Handle(p, b.routeByModel(llm))
 	}
+	// One /metrics with both models' series (each labelled model_name).
+	mux.Handle("GET /metrics", b.LLM.auth(promhttp.HandlerFor(prometheus.Gatherers{b.LLM.metrics.reg, b.Speech.metrics.reg}, promhttp.HandlerOpts{})))
 	mux.Handle("/", llm)
 	return b.Speech.track(mux)
 }

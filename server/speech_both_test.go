@@ -41,4 +41,14 @@ func TestSpeechBesideLLM(t *testing.T) {
 	if code, _ := call("POST", "/v1/audio/speech", `{"model":"test-model","input":"Hi."}`); code != 404 {
 		t.Errorf("speech naming the LLM: %d", code)
 	}
+	// One /metrics has both models' series: the speech ones after its
+	// request (2 frames), the LLM's after its completion.
+	page := getMetrics(t, ts.URL)
+	checkSpeechMetrics(t, page, "tts", 1, 2)
+	if got := metricValue(t, page, `vllm:e2e_request_latency_seconds_count{model_name="test-model"}`); got != 1 {
+		t.Errorf("the LLM's e2e count %v, want 1\n%s", got, page)
+	}
+	if got := metricValue(t, page, `vllm:num_requests_running{model_name="test-model"}`); got != 0 {
+		t.Errorf("the LLM's running gauge %v", got)
+	}
 }

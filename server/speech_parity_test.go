@@ -2,8 +2,6 @@ package server
 
 import (
 	"context"
-	"io"
-	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"regexp"
@@ -63,18 +61,4 @@ func TestSpeechPredictorParityMetrics(t *testing.T) {
 	if regexp.MustCompile(`predictor_parity`).MatchString(getMetrics(t, plain.URL)) {
 		t.Fatal("parity metrics without the check")
 	}
-}
-
-func getMetrics(t *testing.T, url string) string {
-	t.Helper()
-	res, err := http.Get(url + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	b, err := io.ReadAll(res.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }

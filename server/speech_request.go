@@ -2,6 +2,8 @@ package server
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -49,7 +51,10 @@ type speechJob struct {
 	sp         *engine.Speech
 	format     string // wav, pcm, flac
 	stream     string // "", "audio" or "sse"
+	speed      float64
 	textTokens int
+	cached     int    // talker prompt rows from the conditioning cache
+	salt       string // the conditioning salt (engine.Request.CacheSalt)
 	track      *speechTrack
 }
 
@@ -105,7 +110,9 @@ func (s *Speech) check(req *speechRequest) (*speechJob, *apiError) {
 	}
 	nonStreaming := req.NonStreamingMode == nil || *req.NonStreamingMode
 	ids, textTokens := s.speechIDs(*req.Input, req.Instructions)
-	u := s.m.Cfg.NewRequest(ids, qwen3tts.Voice{Speaker: voice, Language: lang, NonStreaming: nonStreaming})
+	v := qwen3tts.Voice{Speaker: voice, Language: lang, NonStreaming: nonStreaming, Instruct: s.instructIDs(req.Instructions)}
+	u := s.m.Cfg.NewRequest(ids, v)
+	job.salt = s.conditioningSalt(v, req.Instructions)
 	u.MaxFrames = s.cfg.DefaultMaxFrames
 	if req.MaxNewTokens != nil {
 		u.MaxFrames = *req.MaxNewTokens - 1 // the last talker step makes no frame (TS §7)
@@ -166,7 +173,7 @@ func (s *Speech) language(l *string) (string, *apiError) {
 			return k, nil
 		}
 	}
-	return "", badRequest("language", "unknown language %q; valid: Auto, %s", *l, strings.Join(s.m.Cfg.SupportedLanguages(), ", "))
+	return "", badRequest("language", "unknown language %q; valid: %s", *l, strings.Join(s.m.Cfg.SupportedLanguages(), ", "))
 }
 
 // checkOutput reads response_format, stream_format, stream, speed and
@@ -197,20 +204,36 @@ func (s *Speech) checkOutput(req *speechRequest, job *speechJob) *apiError {
 	if job.stream != "" && job.format == "flac" {
 		return badRequest("response_format", "streaming needs response_format wav or pcm, not flac")
 	}
-	if sp := req.Speed; sp != nil {
-		if math.IsNaN(*sp) || *sp < 0.25 || *sp > 4 {
-			return badRequest("speed", "speed %v is outside [0.25, 4]", *sp)
-		}
-		if *sp != 1 {
-			return badRequest("speed", "speed %v is not supported: siskin has no time stretch yet; use 1.0", *sp)
-		}
-	}
 	if m := req.OutputMode; m != nil && *m != "" && *m != "audio" && *m != "codec_tokens" {
 		return badRequest("output_mode", "unknown output_mode %q; use audio or codec_tokens", *m)
 	}
 	if req.OutputMode != nil && *req.OutputMode == "codec_tokens" && job.stream == "audio" {
 		return badRequest("stream_format", "output_mode codec_tokens streams as sse, not audio")
 	}
+	return checkSpeed(req, job)
+}
+
+// checkSpeed reads speed: a pitch-preserving time stretch of the whole
+// clip, so not with streaming (as vLLM-Omni) nor with codec tokens.
+func checkSpeed(req *speechRequest, job *speechJob) *apiError {
+	job.speed = 1
+	sp := req.Speed
+	if sp == nil {
+		return nil
+	}
+	if math.IsNaN(*sp) || *sp < 0.25 || *sp > 4 {
+		return badRequest("speed", "speed %v is outside [0.25, 4]", *sp)
+	}
+	if *sp == 1 {
+		return nil
+	}
+	if job.stream != "" {
+		return badRequest("speed", "speed %v needs the whole clip: not with streaming; use 1.0 or a buffered response", *sp)
+	}
+	if req.OutputMode != nil && *req.OutputMode == "codec_tokens" {
+		return badRequest("speed", "speed %v applies to audio, not to output_mode codec_tokens", *sp)
+	}
+	job.speed = *sp
 	return nil
 }
 
@@ -218,6 +241,9 @@ func (s *Speech) checkOutput(req *speechRequest, job *speechJob) *apiError {
 func (s *Speech) checkOptions(req *speechRequest) *apiError {
 	if n := len([]rune(req.Instructions)); n > maxInstructionChars {
 		return badRequest("instructions", "instructions has %d characters; the limit is %d", n, maxInstructionChars)
+	}
+	if req.Instructions != "" && !s.m.Cfg.AcceptsInstruct() {
+		return badRequest("instructions", "this model (tts_model_size %q) takes no instructions: the official Qwen3-TTS code drops them for 0.6B CustomVoice models; leave instructions empty or serve a 1.7B model", s.m.Cfg.ModelSize)
 	}
 	if t := req.TaskType; t != nil && *t != "" && !strings.EqualFold(*t, "CustomVoice") {
 		return badRequest("task_type", "task_type %q does not match this model (CustomVoice)", *t)
@@ -245,4 +271,28 @@ func (s *Speech) speechIDs(input, instructions string) (ids []int, textTokens in
 		textTokens += len(s.tok.Encode(instructions, tokenizer.EncodeOptions{}))
 	}
 	return slices.Clip(ids), textTokens
+}
+
+// instructIDs is the instruct block the official code prepends,
+// "<|im_start|>user\n{instructions}<|im_end|>\n", tokenized; the user's
+// text is encoded without special tokens, so it cannot inject any. Empty
+// instructions are none (I:820-825).
+func (s *Speech) instructIDs(instructions string) []int {
+	if instructions == "" {
+		return nil
+	}
+	special := tokenizer.EncodeOptions{ParseSpecial: true}
+	ids := s.tok.Encode("<|im_start|>", special)
+	ids = append(ids, s.tok.Encode("user\n"+instructions, tokenizer.EncodeOptions{})...)
+	ids = append(ids, s.tok.Encode("<|im_end|>\n", special)...)
+	return slices.Clip(ids)
+}
+
+// conditioningSalt keys the talker's conditioning cache as vLLM-Omni
+// keys its cache_salt: the first 32 hex digits of SHA-256 over the
+// NUL-joined model, task type, language, voice and instructions (not the
+// input text, which the cached rows do not depend on).
+func (s *Speech) conditioningSalt(v qwen3tts.Voice, instructions string) string {
+	sum := sha256.Sum256([]byte(strings.Join([]string{s.cfg.ModelName, s.m.Cfg.ModelType, v.Language, v.Speaker, instructions}, "\x00")))
+	return hex.EncodeToString(sum[:16])
 }

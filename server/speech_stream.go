@@ -27,7 +27,7 @@ type speechUsage struct {
 
 func newSpeechUsage(job *speechJob, frames int) *speechUsage {
 	u := &speechUsage{InputTokens: job.textTokens, OutputTokens: frames, TotalTokens: job.textTokens + frames}
-	u.Details.TextTokens = job.textTokens
+	u.Details.TextTokens, u.Details.CachedTokens = job.textTokens, job.cached
 	return u
 }
 
@@ -54,6 +54,9 @@ func eventOut(ev engine.Event) speechOut {
 // out is an event's content, recorded for the metrics.
 func (job *speechJob) out(ev engine.Event) speechOut {
 	o := eventOut(ev)
+	if ev.CachedTokens > 0 {
+		job.cached = ev.CachedTokens
+	}
 	job.track.observe(ev, o)
 	return o
 }
@@ -90,6 +93,12 @@ func writeBuffered(w http.ResponseWriter, ch <-chan engine.Event, job *speechJob
 	samples := make([]int16, len(pcm)/2)
 	for i := range samples {
 		samples[i] = int16(binary.LittleEndian.Uint16(pcm[2*i:]))
+	}
+	if job.speed != 1 {
+		var err error
+		if samples, err = stretch(samples, job.speed); err != nil {
+			return internalError(err)
+		}
 	}
 	var buf bytes.Buffer
 	if err := audio.Write(&buf, audio.Format(job.format), samples, codec.SampleRate); err != nil {
@@ -198,3 +207,16 @@ func (s *Speech) streamSSE(w http.ResponseWriter, ch <-chan engine.Event, job *s
 
 // samplesPerFrame is the codec's hop: 24000 Hz / 12.5 frames/s.
 func (s *Speech) samplesPerFrame() int { return codec.SampleRate * 2 / 25 }
+
+// stretch plays samples speed times as fast, pitch kept (audio.Stretch).
+func stretch(samples []int16, speed float64) ([]int16, error) {
+	x := make([]float32, len(samples))
+	for i, v := range samples {
+		x[i] = float32(v) / 32767 // audio.Int16's scale: exact back
+	}
+	y, err := audio.Stretch(x, speed, codec.SampleRate)
+	if err != nil {
+		return nil, err
+	}
+	return audio.ToInt16(samples[:0], y), nil
+}

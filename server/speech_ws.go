@@ -112,7 +112,9 @@ type wsUtterance struct {
 
 // speechStream is WS /v1/audio/speech/stream.
 func (s *Speech) speechStream(w http.ResponseWriter, r *http.Request) {
-	c, err := websocket.Accept(w, r, nil)
+	// The page offers "siskin.speech" beside its key (WebSocketKeyProtocol);
+	// a browser insists on one of its offers coming back.
+	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: []string{"siskin.speech"}})
 	if err != nil {
 		return
 	}
@@ -175,6 +177,9 @@ func (ss *wsSession) handle(m *wsMessage) *apiError {
 		probe.StreamFormat, probe.Stream = nil, nil
 		if _, e := ss.s.check(&probe); e != nil {
 			return e
+		}
+		if sp := m.Speed; sp != nil && *sp != 1 {
+			return badRequest("speed", "speed %v needs the whole clip: not on the WebSocket, which streams; use 1.0", *sp)
 		}
 		ss.mu.Lock()
 		ss.cfg = m // the speaker goroutine reads it under mu
@@ -269,7 +274,7 @@ func (ss *wsSession) sentence(ctx context.Context, cfg *wsMessage, u wsUtterance
 		ss.sendError(e)
 		return nil
 	}
-	ch, err := ss.s.eng.Submit(ctx, engine.Request{Prompt: job.sp.Utterance.IDs, MaxTokens: job.sp.Utterance.MaxFrames, Params: job.sp})
+	ch, err := ss.s.submit(ctx, job, time.Now())
 	if err != nil {
 		ss.sendError(submitError(err))
 		return nil
@@ -296,6 +301,14 @@ func (ss *wsSession) sentence(ctx context.Context, cfg *wsMessage, u wsUtterance
 	if len(pcm) > 0 {
 		ss.c.Write(ss.ctx, websocket.MessageBinary, pcm)
 	}
-	cancelled := ctx.Err() != nil
-	return ss.sendJSON(map[string]any{"type": "audio.done", "utterance_index": u.utt, "sentence_index": u.index, "cancelled": cancelled})
+	done := map[string]any{"type": "audio.done", "utterance_index": u.utt, "sentence_index": u.index, "cancelled": ctx.Err() != nil}
+	if tr := job.track; tr.frames+tr.samples > 0 {
+		done["usage"] = newSpeechUsage(job, tr.outFrames())
+		done["time_to_first_audio_s"] = tr.ttfa
+		done["audio_seconds"] = tr.audioSeconds()
+		if tr.took > 0 {
+			done["real_time_factor"] = tr.took / tr.audioSeconds()
+		}
+	}
+	return ss.sendJSON(done)
 }

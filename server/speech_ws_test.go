@@ -2,9 +2,11 @@ package server
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -89,7 +91,14 @@ func TestSpeechWebSocket(t *testing.T) {
 	wsSend(t, ctx, c, `{"type":"input.text","text":"are you?"}`)
 	wsSend(t, ctx, c, `{"type":"input.done"}`)
 	for _, want := range []string{"Hello there.", "How are you?"} {
-		text, pcm, _ := wsSentence(t, ctx, c)
+		text, pcm, done := wsSentence(t, ctx, c)
+		// audio.done carries the sentence's usage and timings.
+		usage, _ := done["usage"].(map[string]any)
+		ttfa, _ := done["time_to_first_audio_s"].(float64)
+		rtf, _ := done["real_time_factor"].(float64)
+		if usage["output_tokens"] != float64(4) || ttfa <= 0 || rtf <= 0 || done["audio_seconds"] != 4*0.08 {
+			t.Errorf("audio.done %v", done)
+		}
 		body := `{"model":"tts","voice":"ryan","seed":5,"max_new_tokens":5,"response_format":"pcm","input":"` + want + `"}`
 		res, err := http.Post(f.URL+"/v1/audio/speech", "application/json", strings.NewReader(body))
 		if err != nil {
@@ -140,6 +149,84 @@ func TestSpeechWebSocket(t *testing.T) {
 			t.Fatal("requests still running after the session")
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestSpeechWebSocketDrop: a client that drops the connection mid-
+// utterance has its request freed: nothing running or reserved, and
+// vllm:num_requests_running back to 0.
+func TestSpeechWebSocketDrop(t *testing.T) {
+	f := newSpeechFixture(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(f.URL, "http")+"/v1/audio/speech/stream", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wsSend(t, ctx, c, `{"type":"session.config","model":"tts","voice":"ryan","max_new_tokens":4000,"stream_audio":true}`)
+	wsSend(t, ctx, c, `{"type":"input.text","text":"A very long story"}`)
+	wsSend(t, ctx, c, `{"type":"input.done"}`)
+	if ev := wsRead(t, ctx, c); ev.msg["type"] != "audio.start" {
+		t.Fatalf("got %v, want audio.start", ev.msg)
+	}
+	if ev := wsRead(t, ctx, c); ev.pcm == nil {
+		t.Fatalf("got %v, want PCM", ev.msg)
+	}
+	if s := f.eng.Stats(); s.Running != 1 {
+		t.Fatalf("mid-utterance: %d running", s.Running)
+	}
+	c.CloseNow()
+	deadline := time.Now().Add(10 * time.Second)
+	for s := f.eng.Stats(); s.Running != 0 || s.KVUsedBytes != 0; s = f.eng.Stats() {
+		if time.Now().After(deadline) {
+			t.Fatalf("after the drop: %d running, %d bytes reserved", s.Running, s.KVUsedBytes)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if v := metricValue(t, getMetrics(t, f.URL), `vllm:num_requests_running{model_name="tts"}`); v != 0 {
+		t.Errorf("vllm:num_requests_running %v after the drop", v)
+	}
+}
+
+// TestSpeechWebSocketKey: with an API key, a WebSocket is let in by the
+// key as a subprotocol (what a browser can send), answered with
+// "siskin.speech"; a wrong or missing key gets 401.
+func TestSpeechWebSocketKey(t *testing.T) {
+	f := newSpeechFixture(t)
+	const key = "k/+é="
+	ts := httptest.NewServer(NewSpeech(SpeechConfig{ModelName: "tts", APIKey: key}, f.eng, f.m, f.sp.tok).Handler())
+	defer ts.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	url := "ws" + strings.TrimPrefix(ts.URL, "http") + "/v1/audio/speech/stream"
+	for _, c := range []struct {
+		protocols []string
+		ok        bool
+	}{
+		{nil, false},
+		{[]string{"siskin.speech", WebSocketKeyProtocol + base64.RawURLEncoding.EncodeToString([]byte("wrong"))}, false},
+		{[]string{"siskin.speech", WebSocketKeyProtocol + base64.RawURLEncoding.EncodeToString([]byte(key))}, true},
+	} {
+		conn, res, err := websocket.Dial(ctx, url, &websocket.DialOptions{Subprotocols: c.protocols})
+		if !c.ok {
+			if err == nil || res == nil || res.StatusCode != 401 {
+				t.Errorf("protocols %q: %v, want 401", c.protocols, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("protocols %q: %v", c.protocols, err)
+		}
+		if conn.Subprotocol() != "siskin.speech" {
+			t.Errorf("subprotocol %q, want siskin.speech", conn.Subprotocol())
+		}
+		wsSend(t, ctx, conn, `{"type":"session.config","model":"tts","max_new_tokens":3}`)
+		wsSend(t, ctx, conn, `{"type":"input.text","text":"Hi."}`)
+		wsSend(t, ctx, conn, `{"type":"input.done"}`)
+		if _, pcm, _ := wsSentence(t, ctx, conn); len(pcm) != 2*2*f.sp.samplesPerFrame() {
+			t.Errorf("with the key: %d PCM bytes, want 2 frames", len(pcm))
+		}
+		conn.Close(websocket.StatusNormalClosure, "")
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/siskin-ml/siskin/chat/toolcall"
@@ -22,6 +23,7 @@ type structuredFields struct {
 	GuidedRegex       *string         `json:"guided_regex"`
 	GuidedChoice      []string        `json:"guided_choice"`
 	GuidedGrammar     *string         `json:"guided_grammar"`
+	GuidedWhitespace  *string         `json:"guided_whitespace_pattern"`
 	JSONSchema        json.RawMessage `json:"json_schema"`
 	Grammar           *string         `json:"grammar"`
 
@@ -30,6 +32,7 @@ type structuredFields struct {
 	// each choice's matcher consumes first.
 	constraint *grammar.Grammar
 	forced     string
+	lazy       *grammar.LazyOptions // set: constraint switches on at lazy.Trigger
 }
 
 func present(raw json.RawMessage) bool {
@@ -57,21 +60,28 @@ func (s *Server) parseStructured(f *samplingFields) *apiError {
 			Choice     []string        `json:"choice"`
 			Grammar    *string         `json:"grammar"`
 			JSONObject bool            `json:"json_object"`
+			Whitespace *string         `json:"whitespace_pattern"`
 		}
 		if err := json.Unmarshal(f.StructuredOutputs, &so); err != nil {
 			return badRequest("structured_outputs", "structured_outputs must be an object: %v", err)
+		}
+		if err := checkWhitespace("structured_outputs.whitespace_pattern", so.Whitespace); err != nil {
+			return err
 		}
 		asks = appendAsks(asks, "structured_outputs.", so.JSON, so.Regex, so.Choice, so.Grammar)
 		if so.JSONObject {
 			asks = append(asks, ask{"structured_outputs.json_object", func() (*grammar.Grammar, error) { return grammar.JSONObject(), nil }})
 		}
 	}
+	if err := checkWhitespace("guided_whitespace_pattern", f.GuidedWhitespace); err != nil {
+		return err
+	}
 	asks = appendAsks(asks, "guided_", f.GuidedJSON, f.GuidedRegex, f.GuidedChoice, f.GuidedGrammar)
 	if present(f.JSONSchema) {
 		asks = append(asks, ask{"json_schema", func() (*grammar.Grammar, error) { return grammar.FromJSONSchema(schemaBytes(f.JSONSchema)) }})
 	}
 	if f.Grammar != nil && *f.Grammar != "" {
-		asks = append(asks, ask{"grammar", func() (*grammar.Grammar, error) { return nil, errGBNF }})
+		asks = append(asks, ask{"grammar", func() (*grammar.Grammar, error) { return grammar.FromGBNF(*f.Grammar) }})
 	}
 	switch len(asks) {
 	case 0:
@@ -88,7 +98,24 @@ func (s *Server) parseStructured(f *samplingFields) *apiError {
 	return nil
 }
 
-var errGBNF = errors.New("GBNF grammars are not supported yet; use a JSON schema, a regex or a choice list")
+// checkWhitespace accepts vLLM's whitespace_pattern (the whitespace
+// allowed between JSON tokens) when it matches the empty string: siskin
+// writes JSON compactly, with no whitespace, so its outputs then follow
+// the pattern. One that demands whitespace is refused, never ignored.
+// (disable_any_whitespace needs no check: the output never has any.)
+func checkWhitespace(field string, pattern *string) *apiError {
+	if pattern == nil {
+		return nil
+	}
+	re, err := regexp.Compile(`^(?:` + *pattern + `)$`)
+	if err != nil {
+		return badRequest(field, "%s is not a valid regular expression: %v", field, err)
+	}
+	if !re.MatchString("") {
+		return badRequest(field, "%s %q must allow no whitespace: siskin writes JSON compactly", field, *pattern)
+	}
+	return nil
+}
 
 // ask is one field asking for a grammar, compiled on demand.
 type ask struct {
@@ -108,7 +135,7 @@ func appendAsks(asks []ask, prefix string, js json.RawMessage, regex *string, ch
 		asks = append(asks, ask{prefix + "choice", func() (*grammar.Grammar, error) { return grammar.Choice(choice) }})
 	}
 	if gbnf != nil {
-		asks = append(asks, ask{prefix + "grammar", func() (*grammar.Grammar, error) { return nil, errGBNF }})
+		asks = append(asks, ask{prefix + "grammar", func() (*grammar.Grammar, error) { return grammar.FromGBNF(*gbnf) }})
 	}
 	return asks
 }
@@ -169,6 +196,7 @@ func grammarError(field string, err error) *apiError {
 // model's format, with arguments that match each tool's schema.
 func (s *Server) constrainTools(t *turn, f *samplingFields) *apiError {
 	if len(t.callTools) == 0 {
+		s.constrainLazily(t, f)
 		return nil
 	}
 	if f.constraint != nil {
@@ -187,10 +215,47 @@ func (s *Server) constrainTools(t *turn, f *samplingFields) *apiError {
 	return nil
 }
 
+// lazyTriggers is the text that opens a tool call, per tool format whose
+// calls open with plain text: with tool_choice "auto" the tool-call
+// grammar switches on there (llama.cpp's lazy grammars).
+var lazyTriggers = map[string]string{"hermes": "<tool_call>", "spark25": "<tool_call>"}
+
+// constrainLazily sets the lazy tool-call grammar of a turn whose
+// tool_choice is "auto": free text (and reasoning) until the model opens a
+// call, then only calls with arguments that match their tools' schemas.
+// Tools whose schemas the grammar cannot honour leave the output free, as
+// it was before (the request asked for no constraint).
+func (s *Server) constrainLazily(t *turn, f *samplingFields) {
+	trigger := lazyTriggers[t.toolParser]
+	if !t.autoTools || trigger == "" || len(t.tools) == 0 || f.constraint != nil {
+		return
+	}
+	var tools []grammar.Tool
+	for _, tl := range t.tools {
+		tools = append(tools, grammar.Tool{Name: tl.Name, Parameters: tl.Parameters})
+	}
+	g, err := grammar.ToolCalls(grammar.ToolCallSpec{Format: t.toolParser, Tools: tools, Parallel: !t.single})
+	if err != nil {
+		s.cfg.Logger.Info("tool_choice auto: the tool calls stay unconstrained", "reason", err.Error())
+		return
+	}
+	opt := &grammar.LazyOptions{Trigger: trigger}
+	if s.cfg.ReasoningParser != "" {
+		opt.SkipOpen, opt.SkipClose = "<think>", "</think>"
+		opt.InSkip = toolcall.PromptOpensThink(t.prompt)
+	}
+	f.constraint, f.lazy = g, opt
+}
+
 // withConstraint gives p a fresh matcher of f's grammar (one per choice).
 func (s *Server) withConstraint(p sample.Params, f *samplingFields) (sample.Params, error) {
 	if f.constraint == nil {
 		return p, nil
+	}
+	if f.lazy != nil {
+		l, err := grammar.NewLazy(f.constraint, grammar.VocabFromTokenizer(s.tok), *f.lazy)
+		p.Constraint = l
+		return p, err
 	}
 	m := grammar.NewMatcher(f.constraint, grammar.VocabFromTokenizer(s.tok))
 	if f.forced != "" && !m.AcceptBytes([]byte(f.forced)) {

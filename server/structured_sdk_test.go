@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http/httptest"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/openai/openai-go/v3"
@@ -97,71 +99,110 @@ var boundedSearch = shared.FunctionParameters{
 }
 
 // tool_choice required and named on the random-weight twins: every
-// finished answer is tool_calls whose arguments validate, streamed or not.
+// answer, streamed or not, is one tool call whose arguments validate
+// (the schemas are bounded, so every answer finishes within max_tokens).
+// 100 requests per model (2 choices x 2 ways x 25 seeds), sent 8 at a
+// time so that they share engine steps; -short sends 6 seeds (24).
 func TestSDKStructuredToolCalls(t *testing.T) {
 	tools := []openai.ChatCompletionToolUnionParam{
 		openai.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{Name: "get_weather", Parameters: boundedWeather}),
 		openai.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{Name: "search", Parameters: boundedSearch}),
 	}
 	vals := map[string]*jsonschema.Schema{"get_weather": schemaValidator(t, boundedWeather), "search": schemaValidator(t, boundedSearch)}
-	const perCase = 6 // x 2 models x 2 choices x 2 (stream or not) = 48 requests
+	seeds := 25
+	if testing.Short() {
+		seeds = 6
+	}
+	choices := map[string]openai.ChatCompletionToolChoiceOptionUnionParam{
+		"required": {OfAuto: openai.String("required")},
+		"named":    openai.ToolChoiceOptionFunctionToolChoice(openai.ChatCompletionNamedToolChoiceFunctionParam{Name: "search"}),
+	}
 	for _, model := range []struct {
 		name string
 		srv  func(testing.TB) *testServer
 	}{{"spark", spark}, {"qwen3", qwen}} {
-		ts := model.srv(t)
-		c := ts.client()
-		for _, choice := range []struct {
-			name string
-			tc   openai.ChatCompletionToolChoiceOptionUnionParam
-		}{
-			{"required", openai.ChatCompletionToolChoiceOptionUnionParam{OfAuto: openai.String("required")}},
-			{"named", openai.ToolChoiceOptionFunctionToolChoice(openai.ChatCompletionNamedToolChoiceFunctionParam{Name: "search"})},
-		} {
-			finished := 0
-			for i := range perCase {
-				p := chatParams(200, openai.UserMessage("Weather in Oslo?"))
-				p.Tools, p.ToolChoice = tools, choice.tc
-				p.Temperature, p.Seed = openai.Float(1), openai.Int(int64(i))
-				p.ParallelToolCalls = openai.Bool(false)
-				resp, err := c.Chat.Completions.New(context.Background(), p)
-				if err != nil {
-					t.Fatal(err)
-				}
-				ch := resp.Choices[0]
-				calls := ch.Message.ToolCalls
-				if ch.FinishReason == "length" {
-					t.Logf("%s %s: length: %s", model.name, choice.name, resp.RawJSON())
-				}
-				st := streamChat(t, c, p)
-				sch := st.acc.Choices[0]
-				for _, got := range []struct {
-					how    string
-					finish string
-					calls  []openai.ChatCompletionMessageToolCallUnion
-				}{{"whole", ch.FinishReason, calls}, {"stream", sch.FinishReason, sch.Message.ToolCalls}} {
-					if got.finish == "length" {
-						continue
-					}
-					finished++
-					if got.finish != "tool_calls" || len(got.calls) != 1 {
-						t.Errorf("%s %s %s: finish %q with %d calls: %s", model.name, choice.name, got.how, got.finish, len(got.calls), resp.RawJSON())
-						continue
-					}
-					fn := got.calls[0].Function
-					if choice.name == "named" && fn.Name != "search" {
-						t.Errorf("%s named: called %q", model.name, fn.Name)
-					}
-					if v := vals[fn.Name]; v == nil {
-						t.Errorf("%s: unknown tool %q", model.name, fn.Name)
-					} else if err := validJSON(v, fn.Arguments); err != nil {
-						t.Errorf("%s %s %s: arguments %s: %v", model.name, choice.name, got.how, fn.Arguments, err)
-					}
+		c := model.srv(t).client()
+		var jobs []toolCallJob
+		for name, tc := range choices {
+			for i := range seeds {
+				for _, stream := range []bool{false, true} {
+					p := chatParams(400, openai.UserMessage("Weather in Oslo?"))
+					p.Tools, p.ToolChoice = tools, tc
+					p.Temperature, p.Seed = openai.Float(1), openai.Int(int64(i))
+					p.ParallelToolCalls = openai.Bool(false)
+					jobs = append(jobs, toolCallJob{choice: name, stream: stream, p: p})
 				}
 			}
-			t.Logf("%s %s: %d of %d answers finished within 200 tokens, all valid tool calls", model.name, choice.name, finished, 2*perCase)
 		}
+		sem := make(chan struct{}, 8)
+		var wg sync.WaitGroup
+		for i := range jobs {
+			wg.Add(1)
+			sem <- struct{}{}
+			go func(j *toolCallJob) {
+				defer func() { <-sem; wg.Done() }()
+				j.run(c)
+			}(&jobs[i])
+		}
+		wg.Wait()
+		for _, j := range jobs {
+			if err := j.check(vals); err != nil {
+				t.Errorf("%s %s stream=%v: %v", model.name, j.choice, j.stream, err)
+			}
+		}
+		t.Logf("%s: %d requests", model.name, len(jobs))
 	}
+}
+
+// toolCallJob is one request of TestSDKStructuredToolCalls and its answer.
+type toolCallJob struct {
+	choice string
+	stream bool
+	p      openai.ChatCompletionNewParams
+	finish string
+	calls  []openai.ChatCompletionMessageToolCallUnion
+	raw    string
+	err    error
+}
+
+func (j *toolCallJob) run(c openai.Client) {
+	if !j.stream {
+		resp, err := c.Chat.Completions.New(context.Background(), j.p)
+		if j.err = err; err == nil {
+			j.finish, j.calls, j.raw = resp.Choices[0].FinishReason, resp.Choices[0].Message.ToolCalls, resp.RawJSON()
+		}
+		return
+	}
+	st := c.Chat.Completions.NewStreaming(context.Background(), j.p)
+	defer st.Close()
+	var acc openai.ChatCompletionAccumulator
+	for st.Next() {
+		acc.AddChunk(st.Current())
+	}
+	if j.err = st.Err(); j.err == nil && len(acc.Choices) == 1 {
+		j.finish, j.calls = acc.Choices[0].FinishReason, acc.Choices[0].Message.ToolCalls
+		j.raw = acc.Choices[0].Message.RawJSON()
+	}
+}
+
+// check is nil when the answer is one call of an offered tool (the named
+// one for a named choice) with arguments its schema accepts.
+func (j *toolCallJob) check(vals map[string]*jsonschema.Schema) error {
+	if j.err != nil {
+		return j.err
+	}
+	if j.finish != "tool_calls" || len(j.calls) != 1 {
+		return fmt.Errorf("finish %q with %d calls: %s", j.finish, len(j.calls), j.raw)
+	}
+	fn := j.calls[0].Function
+	v := vals[fn.Name]
+	if v == nil || (j.choice == "named" && fn.Name != "search") {
+		return fmt.Errorf("called %q", fn.Name)
+	}
+	if err := validJSON(v, fn.Arguments); err != nil {
+		return fmt.Errorf("arguments %s: %v", fn.Arguments, err)
+	}
+	return nil
 }
 
 // response_format json_schema on chat (whole and streamed) and
@@ -256,6 +297,9 @@ func TestSDKResponsesTextFormat(t *testing.T) {
 	}
 }
 
+// gbnfYesNo is a GBNF grammar with a rule reference and a comment.
+const gbnfYesNo = "root ::= answer # one of two\nanswer ::= \"yes\" \"!\" | \"no\" [.]\n"
+
 // Unsupported keywords, invalid schemas, regexes and grammars are 400s
 // naming the field (and the keyword in the message).
 func TestStructuredErrors(t *testing.T) {
@@ -269,8 +313,11 @@ func TestStructuredErrors(t *testing.T) {
 		{map[string]any{"response_format": map[string]any{"type": "json_schema", "json_schema": map[string]any{"name": "x", "schema": map[string]any{"type": "string", "pattern": "(?=a)b"}}}}, "response_format.json_schema.schema", "pattern"},
 		{map[string]any{"structured_outputs": map[string]any{"regex": "a(b"}}, "structured_outputs.regex", "regular expression"},
 		{map[string]any{"structured_outputs": map[string]any{"json": map[string]any{"$ref": "http://example.com/s.json"}}}, "structured_outputs.json", "$ref"},
-		{map[string]any{"structured_outputs": map[string]any{"grammar": "root ::= \"a\""}}, "structured_outputs.grammar", "GBNF"},
-		{map[string]any{"grammar": "root ::= \"a\""}, "grammar", "GBNF"},
+		{map[string]any{"structured_outputs": map[string]any{"grammar": "start: \"a\""}}, "structured_outputs.grammar", "GBNF"},
+		{map[string]any{"grammar": "root ::= item"}, "grammar", `rule "item" is used but not defined`},
+		{map[string]any{"guided_grammar": "root ::= [z-a]"}, "guided_grammar", "reversed"},
+		{map[string]any{"structured_outputs": map[string]any{"json": map[string]any{"type": "object"}, "whitespace_pattern": "[ ]+"}}, "structured_outputs.whitespace_pattern", "compactly"},
+		{map[string]any{"guided_json": map[string]any{"type": "object"}, "guided_whitespace_pattern": "[ "}, "guided_whitespace_pattern", "regular expression"},
 		{map[string]any{"json_schema": map[string]any{"type": "integer", "multipleOf": 7}}, "json_schema", "multipleOf"},
 		{map[string]any{"structured_outputs": map[string]any{"choice": []string{"a"}}, "json_schema": map[string]any{"type": "string"}}, "json_schema", "only one"},
 	} {
@@ -294,8 +341,15 @@ func TestStructuredErrors(t *testing.T) {
 	}{
 		{map[string]any{"choice": []string{"yes", "no"}}, func(s string) bool { return s == "yes" || s == "no" }},
 		{map[string]any{"regex": "[0-9]{3}-[a-z]{2}"}, func(s string) bool { return len(s) == 6 && s[3] == '-' }},
+		{map[string]any{"choice": []string{"a b"}, "whitespace_pattern": "[ \n]*", "disable_any_whitespace": true}, func(s string) bool { return s == "a b" }},
+		{map[string]any{"grammar": gbnfYesNo}, func(s string) bool { return s == "yes!" || s == "no." }},
+		{map[string]any{"llama": gbnfYesNo}, func(s string) bool { return s == "yes!" || s == "no." }},
 	} {
-		code, raw := ts.post(t, "/v1/chat/completions", map[string]any{"messages": msgs, "max_tokens": 20, "structured_outputs": c.so})
+		body := map[string]any{"messages": msgs, "max_tokens": 20, "structured_outputs": c.so}
+		if g, ok := c.so["llama"]; ok {
+			body = map[string]any{"messages": msgs, "max_tokens": 20, "grammar": g} // llama-server's field
+		}
+		code, raw := ts.post(t, "/v1/chat/completions", body)
 		var r struct {
 			Choices []struct {
 				Message      struct{ Content string } `json:"message"`

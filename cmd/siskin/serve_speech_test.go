@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"log/slog"
 	"net/http"
@@ -10,11 +11,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
 )
 
 // TestServeSpeechMatchesSpeak: siskin serve -m on a `siskin synth --arch
 // qwen3_tts --shape tiny` folder answers a seeded /v1/audio/speech with
-// the bytes `siskin speak -o` writes for the same text, voice and seed;
+// the bytes `siskin speak -o` writes for the same text, voice and seed
+// (asked with the official openai-go client);
 // chat on it is a 404 naming the model kind.
 func TestServeSpeechMatchesSpeak(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "tts")
@@ -45,9 +50,19 @@ func TestServeSpeechMatchesSpeak(t *testing.T) {
 		b, _ := io.ReadAll(res.Body)
 		return res, b
 	}
-	res, got := post("/v1/audio/speech", `{"model":"tts","input":"Good morning.","voice":"Serena","seed":11,"max_new_tokens":7}`)
-	if res.StatusCode != 200 || !bytes.Equal(got, want) {
-		t.Errorf("served WAV: status %d, %d bytes; siskin speak wrote %d bytes (equal: %v)", res.StatusCode, len(got), len(want), bytes.Equal(got, want))
+	// The official client, as a user calls it.
+	client := openai.NewClient(option.WithBaseURL(ts.URL+"/v1/"), option.WithAPIKey("unused"), option.WithMaxRetries(0))
+	res, err := client.Audio.Speech.New(context.Background(), openai.AudioSpeechNewParams{
+		Model: "tts", Input: "Good morning.", Voice: openai.AudioSpeechNewParamsVoiceUnion{OfString: openai.String("Serena")},
+		ResponseFormat: openai.AudioSpeechNewParamsResponseFormatWAV,
+	}, option.WithJSONSet("seed", 11), option.WithJSONSet("max_new_tokens", 7))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if !bytes.Equal(got, want) {
+		t.Errorf("served WAV: %d bytes; siskin speak wrote %d bytes (equal: %v)", len(got), len(want), bytes.Equal(got, want))
 	}
 	if res, body := post("/v1/chat/completions", `{"model":"tts","messages":[]}`); res.StatusCode != 404 || !bytes.Contains(body, []byte("text-to-speech")) {
 		t.Errorf("chat on the speech model: %d %s", res.StatusCode, body)

@@ -69,11 +69,11 @@ func pairLoad(a *asm, off int, r int) {
 // (group g's block), R10 the group stride, DI out, CX pairs of groups
 // left, DX blocks left, R12 activation quants, R13 their d, AX their sums
 // of 32, R11/R14 and R8/R9 the activation and output row strides (x1,
-// x3). Z9 = 0x0f bytes; Z16-Z23 the int32 scales of the 8 sub-blocks;
-// Z0+a and Z24+a the sums of even and odd loads of the sub-block in
-// progress (A = 4; A = 1: Z0/Z1 and Z24/Z25 for the low and high
-// nibbles); Z4+a the block's integer sums; Z12+a the float sums. Stack:
-// the four min pair vectors.
+// x3), BX the prefetch base (A = 1). Z9 = 0x0f bytes; Z16-Z23 the int32
+// scales of the 8 sub-blocks; Z0+a and Z24+a the sums of the low and
+// high nibbles of the chunk in progress (A = 4; A = 1: Z0/Z1 and Z24/Z25
+// for the low and high nibbles of even and odd loads); Z4+a the block's
+// integer sums; Z12+a the float sums. Stack: the four min pair vectors.
 func q4k512(a *asm, A int) {
 	name := "q4kPackVecAVX512"
 	args := "$256-88"
@@ -89,6 +89,9 @@ func q4k512(a *asm, A int) {
 	a.op("MOVQ blocks+%d(FP), R10", blocksOff(A))
 	a.op("IMUL3Q $1152, R10, R10")
 	a.op("VMOVDQU64 zk0f<>(SB), Z9")
+	if A == 1 {
+		entryPrefetch(a, 2048+128)
+	}
 	a.label(l("pair"))
 	a.op("MOVQ x_base+%d(FP), R12", xOff(A))
 	a.op("MOVQ blocks+%d(FP), DX", blocksOff(A))
@@ -102,6 +105,9 @@ func q4k512(a *asm, A int) {
 		a.op("VPXORD %s, %s, %s", z(12+i), z(12+i), z(12+i))
 	}
 	a.label(l("block"))
+	if A == 1 {
+		pairPrefetchBase(a, 1152, 2048)
+	}
 	q4kScales512(a)
 	for i := 0; i < A; i++ {
 		a.op("VPXORD %s, %s, %s", z(4+i), z(4+i), z(4+i))
@@ -175,8 +181,8 @@ func q4kChunk1(a *asm, c int) {
 		a.op("VPXORD %s, %s, %s", z(r), z(r), z(r))
 	}
 	for p := 0; p < 256; p += 64 {
-		a.op("PREFETCHT0 %d(SI)", 2048+128+256*c+p)
-		a.op("PREFETCHT0 %d(SI)(R10*1)", 2048+128+256*c+p)
+		a.op("PREFETCHT0 %d(BX)", 2048+128+256*c+p)
+		a.op("PREFETCHT0 %d(BX)(R10*1)", 2048+128+256*c+p)
 	}
 	for k := 0; k < 8; k++ {
 		pairLoad(a, 128+256*c+32*k, 29)
@@ -194,28 +200,31 @@ func q4kChunk1(a *asm, c int) {
 	}
 }
 
-// q4kChunk4: chunk c of four activation rows, one sub-block at a time.
+// q4kChunk4: chunk c of four activation rows: each load gives both
+// sub-blocks (low nibbles into Z0+r, high into Z24+r), then times their
+// scales into Z4+r.
 func q4kChunk4(a *asm, c int) {
-	for h := 0; h < 2; h++ {
+	for r := 0; r < 4; r++ {
+		a.op("VPXORD %s, %s, %s", z(r), z(r), z(r))
+		a.op("VPXORD %s, %s, %s", z(24+r), z(24+r), z(24+r))
+	}
+	for k := 0; k < 8; k++ {
+		pairLoad(a, 128+256*c+32*k, 29)
+		a.op("VPSRLW $4, Z29, Z30")
+		a.op("VPANDD Z9, Z29, Z29")
+		a.op("VPANDD Z9, Z30, Z30")
 		for r := 0; r < 4; r++ {
-			a.op("VPXORD %s, %s, %s", z(r), z(r), z(r))
-			a.op("VPXORD %s, %s, %s", z(24+r), z(24+r), z(24+r))
-		}
-		for k := 0; k < 8; k++ {
-			pairLoad(a, 128+256*c+32*k, 29)
-			if h == 1 {
-				a.op("VPSRLW $4, Z29, Z29")
-			}
-			a.op("VPANDD Z9, Z29, Z29")
-			for r := 0; r < 4; r++ {
-				a.op("VPDPBUSD.BCST %s, Z29, %s", act(64*c+32*h+4*k, "R12", r), z(24*(k%2)+r))
-			}
+			a.op("VPDPBUSD.BCST %s, Z29, %s", act(64*c+4*k, "R12", r), z(r))
 		}
 		for r := 0; r < 4; r++ {
-			a.op("VPADDD %s, %s, %s", z(24+r), z(r), z(r))
-			a.op("VPMULLD %s, %s, %s", z(16+2*c+h), z(r), z(r))
-			a.op("VPADDD %s, %s, %s", z(r), z(4+r), z(4+r))
+			a.op("VPDPBUSD.BCST %s, Z30, %s", act(64*c+32+4*k, "R12", r), z(24+r))
 		}
+	}
+	for r := 0; r < 4; r++ {
+		a.op("VPMULLD %s, %s, %s", z(16+2*c), z(r), z(r))
+		a.op("VPADDD %s, %s, %s", z(r), z(4+r), z(4+r))
+		a.op("VPMULLD %s, %s, %s", z(17+2*c), z(24+r), z(24+r))
+		a.op("VPADDD %s, %s, %s", z(24+r), z(4+r), z(4+r))
 	}
 }
 
@@ -275,10 +284,8 @@ func pairLoad16(a *asm, off int, r int) {
 // Q6_K on 16 rows (two groups), A activation rows (1 or 4): the 6-bit
 // quants q enter VPDPBUSD unsigned, sums of 16 (one scale) in 32 bits,
 // times the scale (VPMULLD); the offset -32 is applied once per
-// super-block as in q6k. Registers: Z9 0x0f, Z18-Z21 the masks of the
-// high-bit pairs, Z16/Z17 the int32 scales of the two sub-blocks of the
-// pair in progress, Z29/Z30 an unpacked load, Z0+a/Z24+a the even/odd
-// load sums of row a, Z4+a the block's integer sums, Z12+a the float sums.
+// super-block as in q6k. Registers: Z4+a the block's integer sums of row
+// a, Z12+a its float sums; the rest as q6kHalf1 and q6kHalf4 say.
 func q6k512(a *asm, A int) {
 	name := "q6kPackVecAVX512"
 	args := "$0-88"
@@ -294,8 +301,13 @@ func q6k512(a *asm, A int) {
 	a.op("MOVQ blocks+%d(FP), R10", blocksOff(A))
 	a.op("IMUL3Q $1680, R10, R10")
 	a.op("VMOVDQU64 zk0f<>(SB), Z9")
-	for i, m := range []string{"zk03", "zk0c", "zk30", "zkc0"} {
-		a.op("VMOVDQU64 %s<>(SB), %s", m, z(18+i))
+	if A == 1 {
+		a.op("VMOVDQU64 zk30<>(SB), Z18")
+	} else {
+		a.op("VMOVDQU64 zk30<>(SB), Z10")
+	}
+	if A == 1 {
+		entryPrefetch(a, 2048)
 	}
 	a.label(l("pair"))
 	a.op("MOVQ x_base+%d(FP), R12", xOff(A))
@@ -313,35 +325,16 @@ func q6k512(a *asm, A int) {
 	}
 	for n := 0; n < 2; n++ {
 		if A == 1 {
+			if n == 0 {
+				pairPrefetchBase(a, 1680, 2048)
+			}
 			for p := 0; p < 1680/2; p += 64 {
-				a.op("PREFETCHT0 %d(SI)", 2048+840*n+p)
-				a.op("PREFETCHT0 %d(SI)(R10*1)", 2048+840*n+p)
+				a.op("PREFETCHT0 %d(BX)", 2048+840*n+p)
+				a.op("PREFETCHT0 %d(BX)(R10*1)", 2048+840*n+p)
 			}
-		}
-		for t := 0; t < 4; t++ {
-			p := 4*n + t
-			pairLoad16(a, 1536+16*p, 8)
-			a.op("VPMOVSXBW Y8, Z8")
-			a.op("VPSLLD $16, Z8, Z16")
-			a.op("VPSRAD $16, Z16, Z16")
-			a.op("VPSRAD $16, Z8, Z17")
-			for h := 0; h < 2; h++ {
-				for r := 0; r < A; r++ {
-					a.op("VPXORD %s, %s, %s", z(r), z(r), z(r))
-					a.op("VPXORD %s, %s, %s", z(24+r), z(24+r), z(24+r))
-				}
-				for k := 4 * h; k < 4*h+4; k++ {
-					q6kUnpack512(a, n, t, k)
-					for r := 0; r < A; r++ {
-						a.op("VPDPBUSD.BCST %s, Z29, %s", act(128*n+32*t+4*k, "R12", r), z(24*(k%2)+r))
-					}
-				}
-				for r := 0; r < A; r++ {
-					a.op("VPADDD %s, %s, %s", z(24+r), z(r), z(r))
-					a.op("VPMULLD %s, %s, %s", z(16+h), z(r), z(r))
-					a.op("VPADDD %s, %s, %s", z(r), z(4+r), z(4+r))
-				}
-			}
+			q6kHalf1(a, n)
+		} else {
+			q6kHalf4(a, n)
 		}
 	}
 	// I -= 32 * sum over pairs p of (scale pair) . (activation sums of 16).
@@ -391,31 +384,6 @@ func q6k512(a *asm, A int) {
 	a.raw("")
 }
 
-// q6kUnpack512 is q6kUnpack for two groups: Z29 = the 6-bit quants of
-// load k of type t of half n. Clobbers Z30.
-func q6kUnpack512(a *asm, n, t, k int) {
-	ql := 512*n + 32*k
-	if t == 1 || t == 3 {
-		ql += 256
-	}
-	pairLoad(a, ql, 29)
-	if t >= 2 {
-		a.op("VPSRLW $4, Z29, Z29")
-	}
-	a.op("VPANDD Z9, Z29, Z29")
-	pairLoad(a, 1024+256*n+32*k, 30)
-	a.op("VPANDD %s, Z30, Z30", z(18+t))
-	switch t {
-	case 0:
-		a.op("VPSLLW $4, Z30, Z30")
-	case 1:
-		a.op("VPSLLW $2, Z30, Z30")
-	case 3:
-		a.op("VPSRLW $2, Z30, Z30")
-	}
-	a.op("VPORD Z30, Z29, Z29")
-}
-
 // Q4_0 and Q8_0 on 16 rows (two groups), A activation rows (1 or 4), q8a
 // activations (quants at x, d at x+64nb, -8*sum at x+68nb). Q4_0: the
 // nibbles enter VPDPBUSD unsigned and the offset 8 is the -8*sum term, as
@@ -446,6 +414,9 @@ func q8z(a *asm, four bool, A int) {
 	} else {
 		a.op("VMOVDQU64 zk80<>(SB), Z9")
 	}
+	if A == 1 {
+		entryPrefetch(a, 8*gb)
+	}
 	a.label(l("pair"))
 	a.op("MOVQ x_base+%d(FP), R12", xOff(A))
 	a.op("MOVQ blocks+%d(FP), DX", blocksOff(A))
@@ -458,9 +429,10 @@ func q8z(a *asm, four bool, A int) {
 	}
 	a.label(l("block"))
 	if A == 1 {
+		pairPrefetchBase(a, gb, 8*gb)
 		for p := 0; p < gb; p += 64 {
-			a.op("PREFETCHT0 %d(SI)", 8*gb+p)
-			a.op("PREFETCHT0 %d(SI)(R10*1)", 8*gb+p)
+			a.op("PREFETCHT0 %d(BX)", 8*gb+p)
+			a.op("PREFETCHT0 %d(BX)(R10*1)", 8*gb+p)
 		}
 	}
 	for r := 0; r < A; r++ {
@@ -522,4 +494,133 @@ func q8z(a *asm, four bool, A int) {
 	a.op("VZEROUPPER")
 	a.op("RET")
 	a.raw("")
+}
+
+// q6kHalf1: half n of a Q6_K block for one activation row. Each load of
+// ql (both 32-byte halves) and qh is made once and gives the quants of
+// all four types t (unpacked with VPTERNLOGD: nibble | (qh bits & 0x30)),
+// summed into Z0+t over the 16 elements of one scale, then times that
+// scale into Z4. Registers: Z9 0x0f, Z18 0x30, Z20+2t+h the int32 scale
+// of sub-block (t, h), Z8/Z10/Z11 the loads, Z28-Z31 the unpacked
+// quants, Z5 scratch.
+func q6kHalf1(a *asm, n int) {
+	for t := 0; t < 4; t++ {
+		s := 20 + 2*t
+		pairLoad16(a, 1536+16*(4*n+t), 5)
+		a.op("VPMOVSXBW Y5, Z5")
+		a.op("VPSLLD $16, Z5, %s", z(s))
+		a.op("VPSRAD $16, %s, %s", z(s), z(s))
+		a.op("VPSRAD $16, Z5, %s", z(s+1))
+	}
+	for h := 0; h < 2; h++ {
+		for t := 0; t < 4; t++ {
+			a.op("VPXORD %s, %s, %s", z(t), z(t), z(t))
+		}
+		for k := 4 * h; k < 4*h+4; k++ {
+			pairLoad(a, 512*n+32*k, 8)
+			pairLoad(a, 512*n+256+32*k, 10)
+			pairLoad(a, 1024+256*n+32*k, 11)
+			// 0xF8: dst | (src2 & src3).
+			a.op("VPANDD Z9, Z8, Z28")
+			a.op("VPSLLW $4, Z11, Z29")
+			a.op("VPTERNLOGD $0xF8, Z18, Z29, Z28")
+			a.op("VPDPBUSD.BCST %d(R12), Z28, Z0", 128*n+4*k)
+			a.op("VPANDD Z9, Z10, Z29")
+			a.op("VPSLLW $2, Z11, Z30")
+			a.op("VPTERNLOGD $0xF8, Z18, Z30, Z29")
+			a.op("VPDPBUSD.BCST %d(R12), Z29, Z1", 128*n+32+4*k)
+			a.op("VPSRLW $4, Z8, Z30")
+			a.op("VPANDD Z9, Z30, Z30")
+			a.op("VPTERNLOGD $0xF8, Z18, Z11, Z30")
+			a.op("VPDPBUSD.BCST %d(R12), Z30, Z2", 128*n+64+4*k)
+			a.op("VPSRLW $4, Z10, Z31")
+			a.op("VPANDD Z9, Z31, Z31")
+			a.op("VPSRLW $2, Z11, Z8")
+			a.op("VPTERNLOGD $0xF8, Z18, Z8, Z31")
+			a.op("VPDPBUSD.BCST %d(R12), Z31, Z3", 128*n+96+4*k)
+		}
+		for t := 0; t < 4; t++ {
+			a.op("VPMULLD %s, %s, %s", z(20+2*t+h), z(t), z(t))
+			a.op("VPADDD %s, Z4, Z4", z(t))
+		}
+	}
+}
+
+// q6kHalf4: half n of a Q6_K block for four activation rows, in two
+// passes over the loads (types 0 and 2 from the first 32 bytes of ql,
+// then 1 and 3 from the second; qh loaded in each), each summing 2 types
+// x 4 rows (Z0+r and Z24+r), then times the scales into Z4+r. Registers:
+// Z9 0x0f, Z10 0x30, Z16+2t+h the int32 scale of sub-block (t, h),
+// Z28/Z29 the ql/qh loads, Z30/Z31 unpacked quants, Z11 scratch.
+func q6kHalf4(a *asm, n int) {
+	for t := 0; t < 4; t++ {
+		s := 16 + 2*t
+		pairLoad16(a, 1536+16*(4*n+t), 11)
+		a.op("VPMOVSXBW Y11, Z11")
+		a.op("VPSLLD $16, Z11, %s", z(s))
+		a.op("VPSRAD $16, %s, %s", z(s), z(s))
+		a.op("VPSRAD $16, Z11, %s", z(s+1))
+	}
+	for h := 0; h < 2; h++ {
+		for pass := 0; pass < 2; pass++ {
+			for r := 0; r < 4; r++ {
+				a.op("VPXORD %s, %s, %s", z(r), z(r), z(r))
+				a.op("VPXORD %s, %s, %s", z(24+r), z(24+r), z(24+r))
+			}
+			lo, hi := pass, pass+2 // the types from the low and high nibbles
+			for k := 4 * h; k < 4*h+4; k++ {
+				pairLoad(a, 512*n+256*pass+32*k, 28)
+				pairLoad(a, 1024+256*n+32*k, 29)
+				// 0xF8: dst | (src2 & src3).
+				a.op("VPANDD Z9, Z28, Z30")
+				a.op("VPSLLW $%d, Z29, Z31", 4-2*pass)
+				a.op("VPTERNLOGD $0xF8, Z10, Z31, Z30")
+				for r := 0; r < 4; r++ {
+					a.op("VPDPBUSD.BCST %s, Z30, %s", act(128*n+32*lo+4*k, "R12", r), z(r))
+				}
+				a.op("VPSRLW $4, Z28, Z31")
+				a.op("VPANDD Z9, Z31, Z31")
+				qh := "Z29"
+				if pass == 1 {
+					a.op("VPSRLW $2, Z29, Z11")
+					qh = "Z11"
+				}
+				a.op("VPTERNLOGD $0xF8, Z10, %s, Z31", qh)
+				for r := 0; r < 4; r++ {
+					a.op("VPDPBUSD.BCST %s, Z31, %s", act(128*n+32*hi+4*k, "R12", r), z(24+r))
+				}
+			}
+			for r := 0; r < 4; r++ {
+				a.op("VPMULLD %s, %s, %s", z(16+2*lo+h), z(r), z(r))
+				a.op("VPADDD %s, %s, %s", z(r), z(4+r), z(4+r))
+				a.op("VPMULLD %s, %s, %s", z(16+2*hi+h), z(24+r), z(24+r))
+				a.op("VPADDD %s, %s, %s", z(24+r), z(4+r), z(4+r))
+			}
+		}
+	}
+}
+
+// pairPrefetchBase sets BX to the base of the one-row kernels' software
+// prefetches (ahead bytes on, in each of the two groups): SI while that
+// stays within group g, otherwise SI+R10, so the prefetches that run
+// past the end of groups g and g+1 fetch the start of g+2 and g+3, the
+// next pair, rather than the middle of g+1 (read already) and the start
+// of g+2. gb is the bytes of a group block; DX the blocks left in the
+// group, this one included. Clobbers R8.
+func pairPrefetchBase(a *asm, gb, ahead int) {
+	a.op("IMUL3Q $%d, DX, BX", gb)
+	a.op("LEAQ (SI)(R10*1), R8")
+	a.op("CMPQ BX, $%d", ahead)
+	a.op("MOVQ SI, BX")
+	a.op("CMOVQLS R8, BX")
+}
+
+// entryPrefetch prefetches the first ahead bytes of both groups of the
+// first pair (a call's first loads would otherwise wait for the
+// hardware prefetcher to see the two streams).
+func entryPrefetch(a *asm, ahead int) {
+	for off := 0; off < ahead; off += 64 {
+		a.op("PREFETCHT0 %d(SI)", off)
+		a.op("PREFETCHT0 %d(SI)(R10*1)", off)
+	}
 }

@@ -121,6 +121,7 @@ func main() {
 
 	write("ops_avx2_amd64.s", opsFile())
 	write("packk_avx512_amd64.s", avx512File())
+	write("conv_amd64.s", convFile())
 }
 
 // Constants of the K-quant kernels.

@@ -116,6 +116,8 @@ type Trace struct {
 // stream is a request in flight.
 type stream struct {
 	req                *Request
+	prompt             *Prompt
+	stepped            bool // the talker has run its prompt
 	trailing           []float32
 	talkerKV, predKV   *kv.Cache
 	talkerSeq, predSeq *sample.Sequence
@@ -230,7 +232,7 @@ func (m *Model) start(r *Request) (*stream, []float32, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	s := &stream{req: r, trailing: trailing, talkerKV: m.NewTalkerCache(), predKV: m.NewPredictorCache(), pred: pred}
+	s := &stream{req: r, prompt: p, trailing: trailing, talkerKV: m.NewTalkerCache(), predKV: m.NewPredictorCache(), pred: pred}
 	if s.talkerSeq, err = newSequence(r.Talker, r.Seed, r.Seeded, "talker"); err != nil {
 		return nil, nil, err
 	}
@@ -275,7 +277,9 @@ func (m *Model) talkerStep(streams []*stream, rows [][]float32) error {
 		caches[i], counts[i] = s.talkerKV, len(rows[i])/h
 		x = append(x, rows[i]...)
 	}
-	first := streams[0].talkerKV.Len() == 0 // the prefill (all streams start together)
+	// The prefill: Generate starts all streams together, and Step puts
+	// the fresh ones first.
+	first := !streams[0].stepped
 	var each func(int, []float32)
 	if first {
 		m.traceInput(streams, counts, x)
@@ -292,6 +296,7 @@ func (m *Model) talkerStep(streams []*stream, rows [][]float32) error {
 	defer func() { charge(streams, time.Since(t1), func(s *Stats) *time.Duration { return &s.Sampler }) }()
 	r := 0
 	for i, s := range streams {
+		s.stepped = true
 		s.h = out.last[i]
 		scores := m.talkerScores(out.logits[i], s)
 		tok, err := s.talkerSeq.Sample(scores)

@@ -12,6 +12,11 @@ import (
 type Prompt struct {
 	Text, Codec []int
 	Trailing    []int
+	// Cond is how many leading rows are the conditioning: the instruct
+	// block, the role and the codec prefix, which depend on the voice,
+	// language and instructions but not on the text (a cache of their
+	// talker KV serves every request with the same conditioning).
+	Cond int
 }
 
 // Voice is the part of a request that picks the prompt.
@@ -23,6 +28,11 @@ type Voice struct {
 	// generate_custom_voice default); otherwise one text token enters
 	// with each frame.
 	NonStreaming bool
+	// Instruct is the tokenized instruct block,
+	// "<|im_start|>user\n{instructions}<|im_end|>\n" (nil: none). It
+	// enters as text-only rows before the role (TS §4 step 1); the
+	// official code drops it for 0.6B models (Config.AcceptsInstruct).
+	Instruct []int
 }
 
 // BuildPrompt lays out the tracks for ids, the tokenized
@@ -32,10 +42,11 @@ func (c *Config) BuildPrompt(ids []int, v Voice) (*Prompt, error) {
 	if len(ids) < 9 {
 		return nil, fmt.Errorf("input has %d ids; the wrapped text needs 3 role ids, at least one text id and 5 closing ids", len(ids))
 	}
-	for i, id := range ids {
-		if id < 0 || id >= c.TextVocab {
-			return nil, fmt.Errorf("input id %d at index %d is outside the text vocabulary [0, %d)", id, i, c.TextVocab)
-		}
+	if err := c.checkIDs("input", ids); err != nil {
+		return nil, err
+	}
+	if err := c.checkIDs("instruct", v.Instruct); err != nil {
+		return nil, err
 	}
 	prefix, err := c.codecPrefix(v)
 	if err != nil {
@@ -45,6 +56,9 @@ func (c *Config) BuildPrompt(ids []int, v Voice) (*Prompt, error) {
 	add := func(text, codec int) {
 		p.Text = append(p.Text, text)
 		p.Codec = append(p.Codec, codec)
+	}
+	for _, id := range v.Instruct {
+		add(id, -1)
 	}
 	for _, id := range ids[:3] {
 		add(id, -1)
@@ -56,6 +70,7 @@ func (c *Config) BuildPrompt(ids []int, v Voice) (*Prompt, error) {
 		}
 		add(text, code)
 	}
+	p.Cond = len(p.Text)
 	content := ids[3 : len(ids)-5]
 	if !v.NonStreaming {
 		add(content[0], c.CodecBOS)
@@ -70,6 +85,22 @@ func (c *Config) BuildPrompt(ids []int, v Voice) (*Prompt, error) {
 	p.Trailing = []int{c.TTSPad}
 	return p, nil
 }
+
+// checkIDs checks that ids are in the text vocabulary.
+func (c *Config) checkIDs(what string, ids []int) error {
+	for i, id := range ids {
+		if id < 0 || id >= c.TextVocab {
+			return fmt.Errorf("%s id %d at index %d is outside the text vocabulary [0, %d)", what, id, i, c.TextVocab)
+		}
+	}
+	return nil
+}
+
+// AcceptsInstruct reports whether the official code passes an instruct
+// block to this model: generate_custom_voice drops it when
+// tts_model_size is "0b6" (Python's `in "0b6"`, so also a substring of
+// it), I:799-800.
+func (c *Config) AcceptsInstruct() bool { return !strings.Contains("0b6", c.ModelSize) }
 
 // codecPrefix is [think, think_bos, lang, think_eos] (or [nothink,
 // think_bos, think_eos] without a language id), the speaker, then [pad,

@@ -10,16 +10,11 @@ type Utterance struct {
 	s       *stream
 	prefill []float32 // the prompt rows until the first step
 	sent    int       // frames handed out by Frames
+	cached  int       // prompt rows restored from a Conditioning
 }
 
 // Begin checks r and prepares its utterance; nothing runs until Step.
-func (m *Model) Begin(r *Request) (*Utterance, error) {
-	s, rows, err := m.start(r)
-	if err != nil {
-		return nil, err
-	}
-	return &Utterance{s: s, prefill: rows}, nil
-}
+func (m *Model) Begin(r *Request) (*Utterance, error) { return m.BeginFrom(r, nil) }
 
 // Done reports whether the utterance has ended.
 func (u *Utterance) Done() bool { return u.s.done }

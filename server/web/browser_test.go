@@ -60,7 +60,7 @@ type backend struct {
 	tmpl *chat.Template
 }
 
-func newBackend(t *testing.T) *backend {
+func newBackend(t *testing.T, delay time.Duration) *backend {
 	t.Helper()
 	lm, err := load.Open(testdata.Path(t, "llm", "tiny", "hf", "spark2_5-tiny", "bf16"))
 	if err != nil {
@@ -70,7 +70,7 @@ func newBackend(t *testing.T) *backend {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng := engine.New(&slowed{Model: lm.Model, delay: 10 * time.Millisecond},
+	eng := engine.New(&slowed{Model: lm.Model, delay: delay},
 		engine.Config{MaxNumSeqs: 4, MaxNumBatchedTokens: 256, KVCacheBytes: 64 << 20})
 	t.Cleanup(func() { eng.Close(); lm.Close() })
 	return &backend{eng: eng, lm: lm, tmpl: tmpl}
@@ -80,11 +80,19 @@ func newBackend(t *testing.T) *backend {
 // spark2_5 (its tool and reasoning parsers), mounted under prefix.
 func (b *backend) serve(t *testing.T, apiKey, prefix string) *httptest.Server {
 	t.Helper()
-	srv := server.New(server.Config{
+	return mount(t, b.server(apiKey).Handler(), prefix)
+}
+
+func (b *backend) server(apiKey string) *server.Server {
+	return server.New(server.Config{
 		ModelName: "spark-tiny", APIKey: apiKey, Defaults: sample.Defaults(),
 		ToolParser: load.ToolParserFor("spark2_5"), ReasoningParser: "deepseek_r1",
 	}, b.eng, b.lm.Tokenizer, b.tmpl)
-	h := srv.Handler()
+}
+
+// mount serves h under prefix, as a reverse proxy would.
+func mount(t *testing.T, h http.Handler, prefix string) *httptest.Server {
+	t.Helper()
 	if prefix != "" {
 		mux := http.NewServeMux()
 		mux.Handle(prefix+"/", http.StripPrefix(prefix, h))
@@ -161,6 +169,7 @@ func newBrowser(t *testing.T) context.Context {
 		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
 		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
 		chromedp.Flag("disable-dev-shm-usage", true), chromedp.WindowSize(1280, 800),
+		chromedp.Flag("autoplay-policy", "no-user-gesture-required"), // the voice test's audio starts from script
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	t.Cleanup(cancel)
@@ -337,7 +346,7 @@ const answerDone = `document.getElementById('stop').hidden && !document.querySel
 // the conversation back after a reload, screenshots, and the API key
 // behind a path prefix. No console errors are allowed.
 func TestChatPage(t *testing.T) {
-	b := newBackend(t)
+	b := newBackend(t, 25*time.Millisecond)
 	ts := b.serve(t, "", "")
 	var errs consoleErrors
 	tab := newTab(t, newBrowser(t), &errs)
@@ -418,9 +427,11 @@ func TestChatPage(t *testing.T) {
 	if got := eval[string](t, tab, `document.querySelector('#log li.user .body').textContent`); got != question {
 		t.Fatalf("after reload the first message is %q, want %q", got, question)
 	}
-	if again := stored(t, tab); len(again) != 4 || again[1].Content != wantContent {
+	again := stored(t, tab)
+	if len(again) != 4 || again[1].Content != wantContent {
 		t.Fatalf("after reload the conversation is %+v", again)
 	}
+	testExport(t, tab, again)
 	testRendering(t, tab, dir)
 	if e := errs.list(); len(e) > 0 {
 		t.Fatalf("console errors:\n%s", strings.Join(e, "\n"))
@@ -466,6 +477,71 @@ func testAPIKey(t *testing.T, b *backend, browser context.Context) {
 	}
 }
 
+// exportScript presses Export JSON and catches the download in the page:
+// its file name, type and text.
+const exportScript = `new Promise((resolve) => {
+  let blob;
+  const create = URL.createObjectURL, click = HTMLAnchorElement.prototype.click;
+  URL.createObjectURL = (b) => { blob = b; return create.call(URL, b); };
+  HTMLAnchorElement.prototype.click = function () {
+    URL.createObjectURL = create;
+    HTMLAnchorElement.prototype.click = click;
+    blob.text().then((text) => resolve(JSON.stringify({ name: this.download, type: blob.type, text })));
+  };
+  document.getElementById('export').click();
+})`
+
+// testExport checks that Export JSON downloads the stored conversation.
+func testExport(t *testing.T, tab context.Context, want []storedMessage) {
+	raw, err := chromedp.Run(tab, chromedp.Evaluate[string](exportScript, chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatalf("export: %v", err)
+	}
+	var file struct{ Name, Type, Text string }
+	var data struct {
+		Model    string
+		Messages []storedMessage
+	}
+	if err := json.Unmarshal([]byte(raw), &file); err != nil {
+		t.Fatalf("export: %v", err)
+	}
+	if err := json.Unmarshal([]byte(file.Text), &data); err != nil || !strings.HasSuffix(file.Name, ".json") || file.Type != "application/json" {
+		t.Fatalf("exported %q (%s): %v", file.Name, file.Type, err)
+	}
+	if data.Model != "spark-tiny" || len(data.Messages) != len(want) {
+		t.Fatalf("exported model %q and %d messages, want spark-tiny and %d", data.Model, len(data.Messages), len(want))
+	}
+	for i, m := range data.Messages {
+		if m.Role != want[i].Role || m.Content != want[i].Content {
+			t.Errorf("exported message %d: %s %q, want %s %q", i, m.Role, m.Content, want[i].Role, want[i].Content)
+		}
+	}
+}
+
+// contrastScript lists visible text whose colour against its background
+// is below WCAG AA (4.5:1, 3:1 for large text); disabled controls are
+// exempt, as WCAG allows.
+const contrastScript = `(() => {
+  const rgb = (s) => (s.match(/[\d.]+/g) || []).map(Number);
+  const lum = (c) => c.slice(0, 3).map((v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; })
+    .reduce((sum, v, i) => sum + v * [0.2126, 0.7152, 0.0722][i], 0);
+  const background = (e) => {
+    for (; e; e = e.parentElement) { const c = rgb(getComputedStyle(e).backgroundColor); if (c.length < 4 || c[3] > 0) return c; }
+    return rgb(getComputedStyle(document.body).backgroundColor);
+  };
+  const bad = [];
+  for (const e of document.querySelectorAll('body *')) {
+    if (!e.getClientRects().length || e.closest('[disabled], [hidden], option')) continue;
+    if (![...e.childNodes].some((n) => n.nodeType === 3 && n.textContent.trim())) continue;
+    const st = getComputedStyle(e);
+    const a = lum(rgb(st.color)), b = lum(background(e));
+    const ratio = (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+    const size = parseFloat(st.fontSize), large = size >= 24 || (parseInt(st.fontWeight, 10) >= 700 && size >= 18.66);
+    if (ratio < (large ? 3 : 4.5)) bad.push(e.tagName + ' "' + e.textContent.trim().slice(0, 30) + '": ' + ratio.toFixed(2));
+  }
+  return bad;
+})()`
+
 // renderedAnswer is a stored answer with Markdown, reasoning, a tool call
 // and HTML that must stay text: the tiny model writes none of these itself.
 var renderedAnswer = map[string]any{
@@ -508,6 +584,9 @@ func testRendering(t *testing.T, tab context.Context, dir string) {
 			t.Errorf("rendering: %s: %s is false", what, check)
 		}
 	}
+	if bad := eval[[]string](t, tab, contrastScript); len(bad) > 0 {
+		t.Errorf("text below WCAG AA contrast (light):\n%s", strings.Join(bad, "\n"))
+	}
 	png, err := chromedp.Run(tab, chromedp.CaptureScreenshot())
 	if err != nil {
 		t.Fatal(err)
@@ -518,6 +597,9 @@ func testRendering(t *testing.T, tab context.Context, dir string) {
 	dark := emulation.SetEmulatedMediaParams{Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: "dark"}}}
 	if _, err := chromedp.Call(tab, emulation.SetEmulatedMedia, dark); err != nil {
 		t.Fatal(err)
+	}
+	if bad := eval[[]string](t, tab, contrastScript); len(bad) > 0 {
+		t.Errorf("text below WCAG AA contrast (dark):\n%s", strings.Join(bad, "\n"))
 	}
 	if png, err = chromedp.Run(tab, chromedp.CaptureScreenshot()); err != nil {
 		t.Fatal(err)

@@ -37,7 +37,7 @@ type streamState struct {
 	pre, conv0, final []float32
 	k, v              [][]float32 // per layer: (sliding_window-1) rows of keys / values
 	dw                [][]float32 // per upsampler: ConvNeXt dwconv input tail
-	carry             [][]float32 // per block: the transposed conv's overlapping taps
+	carry             [][]float32 // per block: the transposed conv's carry (carryLen)
 	unit              [][3][]float32
 }
 
@@ -58,7 +58,7 @@ func (d *Decoder) stateLens() []int {
 		lens = append(lens, 6*c.LatentDim)
 	}
 	for _, b := range d.blocks {
-		lens = append(lens, (b.up.k-b.up.s)*b.up.out)
+		lens = append(lens, b.up.carryLen())
 		for _, u := range b.units {
 			lens = append(lens, u.conv1.hist()*u.conv1.in)
 		}
@@ -102,7 +102,7 @@ func (d *Decoder) scratchLens(chunk int) []int {
 	}
 	conv(&d.conv0, R)
 	for _, b := range d.blocks {
-		use(m0, R*b.up.k*b.up.out)
+		use(m0, max(R*b.up.k*b.up.out, b.up.carryLen()+R*b.up.in))
 		R *= b.up.s
 		use(act, R*b.up.out)
 		for _, u := range b.units {
@@ -331,6 +331,10 @@ func addBias(x, b []float32) {
 // rows, gathering colRows rows of taps at a time into col.
 func (c *conv) run(dst, all []float32, n int, col []float32) {
 	out := dst[:n*c.out]
+	if c.p != nil {
+		kernels.Conv(out, c.p, all, n, c.dil)
+		return
+	}
 	if c.k == 1 {
 		kernels.MatMul(out, c.w, all[:n*c.in], n)
 	} else {
@@ -351,9 +355,30 @@ func (c *conv) run(dst, all []float32, n int, col []float32) {
 	addBias(out, c.b)
 }
 
+// carryLen is the length of the state a stream keeps for the transposed
+// conv: the last k/s-1 input rows when packed (a k/s-tap convolution),
+// else the last product row's k-s overlapping output taps.
+func (t *transConv) carryLen() int {
+	if t.p != nil {
+		return (t.p.Taps - 1) * t.in
+	}
+	return (t.k - t.s) * t.out
+}
+
 // run computes the n*s output rows of n input rows x into dst, with carry
-// the previous input's overlapping taps (updated); a is scratch of n*k*out.
+// (carryLen, updated) the previous input's share; a is scratch of n*k*out
+// floats (or carryLen()+n*in when packed).
 func (t *transConv) run(dst, x []float32, n int, carry, a []float32) {
+	if t.p != nil && len(carry) == 0 {
+		t.runPacked(dst, x[:n*t.in], n, nil)
+		return
+	}
+	if t.p != nil {
+		all, room := window(a, carry, n, t.in)
+		copy(room, x[:n*t.in])
+		t.runPacked(dst, all, n, carry)
+		return
+	}
 	kout, so, lap := t.k*t.out, t.s*t.out, (t.k-t.s)*t.out
 	a = a[:n*kout]
 	kernels.MatMul(a, t.w, x[:n*t.in], n)
@@ -384,4 +409,13 @@ func (s *snake) apply(dst, x []float32, c int) {
 			kernels.SnakeBeta(dst[r*c:(r+1)*c], x[r*c:(r+1)*c], s.a, s.inv)
 		}
 	})
+}
+
+// runPacked computes the n*s output rows from the window all (the carried
+// input rows, then n new ones) as one k/s-tap convolution whose output
+// row t is the s output rows t*s..t*s+s-1 end to end (so no overlap-add),
+// and keeps the window's last rows as the next carry.
+func (t *transConv) runPacked(dst, all []float32, n int, carry []float32) {
+	kernels.Conv(dst[:n*t.s*t.out], t.p, all, n, 1)
+	slide(carry, all)
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -94,18 +95,28 @@ func TestStreamExact(t *testing.T) {
 	sameBits(t, "after Reset", pushAll(t, s, codes, []int{20, 20}), whole)
 }
 
-// TestStreamTiers reruns TestStreamExact with the generic kernels pinned
-// (the default run uses the CPU's best tier; -tags purego is the generic
+// TestStreamTiers reruns TestStreamExact and TestGolden (bit-exact
+// streaming, and the goldens within their tolerances) with each other
+// tier this CPU runs pinned: generic (the pure-Go twins) and, on amd64,
+// avx2 (the default run uses the best tier; -tags purego is the generic
 // code compiled without assembly).
 func TestStreamTiers(t *testing.T) {
 	if os.Getenv(kernels.EnvKernels) != "" || kernels.Tier() == "generic" {
 		t.Skip("tier already pinned or generic")
 	}
-	cmd := exec.Command(os.Args[0], "-test.run", "^TestStreamExact$", "-test.v")
-	cmd.Env = append(os.Environ(), kernels.EnvKernels+"=generic")
-	out, err := cmd.CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "kernel tier generic") {
-		t.Fatalf("generic tier run: %v\n%s", err, out)
+	for _, tier := range []string{"generic", "avx2", "neon"} {
+		if tier == kernels.Tier() || (tier == "avx2" && runtime.GOARCH != "amd64") || (tier == "neon" && runtime.GOARCH != "arm64") {
+			continue
+		}
+		cmd := exec.Command(os.Args[0], "-test.run", "^(TestStreamExact|TestGolden)$", "-test.v")
+		cmd.Env = append(os.Environ(), kernels.EnvKernels+"="+tier)
+		out, err := cmd.CombinedOutput()
+		if strings.Contains(string(out), "cannot run it") {
+			continue
+		}
+		if err != nil || !strings.Contains(string(out), "kernel tier "+tier) {
+			t.Fatalf("%s tier run: %v\n%s", tier, err, out)
+		}
 	}
 }
 

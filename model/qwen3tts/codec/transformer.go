@@ -13,7 +13,7 @@ func (s *Stream) transformer(x, h []float32, n int) {
 	d, c := s.d, &s.d.cfg
 	hid := c.HiddenSize
 	hs := h[:n*hid]
-	kernels.MatMul(hs, d.inProj, x[:n*c.LatentDim], n)
+	d.matMul(hs, d.inProj, x[:n*c.LatentDim], n)
 	addBias(hs, d.inProjB)
 	for i := range d.layers {
 		s.attention(i, hs, n)
@@ -22,7 +22,7 @@ func (s *Stream) transformer(x, h []float32, n int) {
 	nrm := s.ws.m0[:n*hid]
 	s.rmsNorm(nrm, hs, d.norm, n)
 	out := x[:n*c.LatentDim]
-	kernels.MatMul(out, d.outProj, nrm, n)
+	d.matMul(out, d.outProj, nrm, n)
 	addBias(out, d.outProjB)
 }
 
@@ -58,11 +58,11 @@ func (s *Stream) attention(i int, h []float32, n int) {
 	nrm := ws.m0[:n*hid]
 	s.rmsNorm(nrm, h, L.inNorm, n)
 	q := ws.m1[:n*qw]
-	kernels.MatMul(q, L.q, nrm, n)
+	d.matMul(q, L.q, nrm, n)
 	kc, kroom := window(ws.kc, s.state.k[i], n, kvw)
 	vc, vroom := window(ws.vc, s.state.v[i], n, kvw)
-	kernels.MatMul(kroom, L.k, nrm, n)
-	kernels.MatMul(vroom, L.v, nrm, n)
+	d.matMul(kroom, L.k, nrm, n)
+	d.matMul(vroom, L.v, nrm, n)
 	for t := range n {
 		d.rope.NeoXHeads(q[t*qw:(t+1)*qw], hd, s.pos+t)
 		d.rope.NeoXHeads(kroom[t*kvw:(t+1)*kvw], hd, s.pos+t)
@@ -87,7 +87,7 @@ func (s *Stream) attention(i int, h []float32, n int) {
 	slide(s.state.k[i], kc)
 	slide(s.state.v[i], vc)
 	ao := ws.m0[:n*hid]
-	kernels.MatMul(ao, L.o, o, n)
+	d.matMul(ao, L.o, o, n)
 	addScaled(h, ao, L.attnScale)
 }
 
@@ -99,12 +99,12 @@ func (s *Stream) mlp(i int, h []float32, n int) {
 	nrm := ws.m0[:n*hid]
 	s.rmsNorm(nrm, h, L.postNorm, n)
 	g, u := ws.m1[:n*I], ws.m2[:n*I]
-	kernels.MatMul(g, L.gate, nrm, n)
-	kernels.MatMul(u, L.up, nrm, n)
+	d.matMul(g, L.gate, nrm, n)
+	d.matMul(u, L.up, nrm, n)
 	for t := range n {
 		kernels.SiLUMul(g[t*I:(t+1)*I], u[t*I:(t+1)*I])
 	}
 	dn := ws.m0[:n*hid]
-	kernels.MatMul(dn, L.down, g, n)
+	d.matMul(dn, L.down, g, n)
 	addScaled(h, dn, L.mlpScale)
 }

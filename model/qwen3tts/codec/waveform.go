@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/siskin-ml/siskin/kernels"
+	"github.com/siskin-ml/siskin/tensor"
 )
 
 // upsample runs upsampler j (transposed conv k=s, then a ConvNeXt block)
@@ -30,14 +31,12 @@ func (s *Stream) upsample(j int, x, y []float32, R int) int {
 	}
 	slide(s.state.dw[j], all)
 	hdn := ws.m1[:R*4*C]
-	kernels.MatMul(hdn, cn.pw1, z, R)
-	addBias(hdn, cn.pw1b)
+	linear(hdn, cn.pw1, cn.pw1p, cn.pw1b, z, R)
 	for t := range R {
 		kernels.GELUErf(hdn[t*4*C : (t+1)*4*C])
 	}
 	m := ws.m0[:R*C]
-	kernels.MatMul(m, cn.pw2, hdn, R)
-	addBias(m, cn.pw2b)
+	linear(m, cn.pw2, cn.pw2p, cn.pw2b, hdn, R)
 	addScaled(y[:R*C], m, cn.gamma)
 	return R
 }
@@ -67,8 +66,14 @@ func layerNorm(x, w, b []float32) {
 func (s *Stream) block(b int, x, y []float32, R int) int {
 	bl, ws := &s.d.blocks[b], &s.ws
 	cin, cout := bl.up.in, bl.up.out
-	bl.act.apply(x[:R*cin], x[:R*cin], cin)
-	bl.up.run(y, x, R, s.state.carry[b], ws.m0)
+	if bl.up.p != nil { // SnakeBeta straight into the conv's window
+		all, room := window(ws.m0, s.state.carry[b], R, cin)
+		bl.act.apply(room, x[:R*cin], cin)
+		bl.up.runPacked(y, all, R, s.state.carry[b])
+	} else {
+		bl.act.apply(x[:R*cin], x[:R*cin], cin)
+		bl.up.run(y, x, R, s.state.carry[b], ws.m0)
+	}
 	R *= bl.up.s
 	ys := y[:R*cout]
 	for i := range bl.units {
@@ -87,4 +92,15 @@ func (s *Stream) block(b int, x, y []float32, R int) int {
 		}
 	}
 	return R
+}
+
+// linear writes the R rows of w·x + b to dst, through the packed p when
+// there is one.
+func linear(dst []float32, w *tensor.Matrix, p *kernels.ConvWeights, b, x []float32, R int) {
+	if p != nil {
+		kernels.Conv(dst, p, x, R, 1)
+		return
+	}
+	kernels.MatMul(dst, w, x, R)
+	addBias(dst, b)
 }

@@ -20,6 +20,7 @@ type conv struct {
 	w               *tensor.Matrix
 	b               []float32
 	in, out, k, dil int
+	p               *kernels.ConvWeights // w and b packed (see packConvs), or nil
 }
 
 // hist is the number of past input rows the conv reads.
@@ -32,6 +33,7 @@ type transConv struct {
 	w             *tensor.Matrix
 	b             []float32
 	in, out, k, s int
+	p             *kernels.ConvWeights // w packed without bias, or nil
 }
 
 // snake is SnakeBeta with its log-scale parameters resolved at load:
@@ -43,6 +45,7 @@ type convNeXt struct {
 	lnw, lnb   []float32
 	pw1, pw2   *tensor.Matrix
 	pw1b, pw2b []float32
+	pw1p, pw2p *kernels.ConvWeights // pw1/pw2 with their biases packed, or nil
 	gamma      []float32
 }
 
@@ -86,6 +89,9 @@ type Decoder struct {
 	blocks            []block
 	finalAct          snake
 	final             conv
+	// linears: the transformer's matrices packed for kernels.Conv (when
+	// packConvs ran), used by matMul.
+	linears map[*tensor.Matrix]*kernels.ConvWeights
 	// Bytes is the heap held by the weights.
 	Bytes int64
 }
@@ -219,6 +225,11 @@ func New(cfg *Config, f *safetensors.File) (*Decoder, error) {
 	if l.err != nil {
 		return nil, l.err
 	}
+	if kernels.ConvAccelerated() {
+		if err := d.packConvs(l); err != nil {
+			return nil, err
+		}
+	}
 	d.rope = kernels.NewRoPETable(cfg.HeadDim, cfg.RopeTheta)
 	d.Bytes = l.bytes
 	return d, nil
@@ -328,4 +339,87 @@ func (d *Decoder) loadWaveform(l *loader) {
 	n := len(c.UpsampleRates)
 	d.finalAct = l.snake(fmt.Sprintf("decoder.decoder.%d", n+1), cin)
 	d.final = l.conv(fmt.Sprintf("decoder.decoder.%d.conv", n+2), cin, 1, 7, 1)
+}
+
+// packConvs packs the weights of every convolution and of the
+// transformer's linears for kernels.Conv, the SIMD tiers' im2col-free GEMM, and
+// drops the matrices' data (their shapes stay for FLOPsPerFrame). The
+// final 1-channel conv keeps the MatMul path (a 16-wide block would be
+// 15/16 padding).
+func (d *Decoder) packConvs(l *loader) error {
+	var err error
+	pack := func(m *tensor.Matrix, taps int, bias []float32) *kernels.ConvWeights {
+		if err != nil {
+			return nil
+		}
+		var p *kernels.ConvWeights
+		p, err = kernels.PackConv(m, taps, bias)
+		if err == nil {
+			l.bytes += p.Bytes() - int64(len(m.Data))
+			m.Data = nil
+		}
+		return p
+	}
+	packConv := func(c *conv) { c.p = pack(c.w, c.k, c.b) }
+	// A transposed conv with k = m*s is an m-tap conv over its input rows
+	// giving s output rows per input row: row (j, o) tap q holds
+	// W[i][o][j+(m-1-q)*s] (tap m-1 reads the current row).
+	packTrans := func(t *transConv) *kernels.ConvWeights {
+		if err != nil || t.k%t.s != 0 {
+			if err == nil {
+				err = fmt.Errorf("codec: transposed conv k=%d s=%d: k not a multiple of s", t.k, t.s)
+			}
+			return nil
+		}
+		m, so := t.k/t.s, t.s*t.out
+		src := t.w.Data // [k*out][in], row j*out+o = W[·][o][j]
+		bias := make([]float32, so)
+		w := l.matrix(t.w.Name, so, m*t.in, func(row, col int) float32 {
+			q, i := col/t.in, col%t.in
+			r := (row/t.out+(m-1-q)*t.s)*t.out + row%t.out
+			return math.Float32frombits(binary.LittleEndian.Uint32(src[4*(r*t.in+i):]))
+		})
+		for j := range so {
+			bias[j] = t.b[j%t.out]
+		}
+		p := pack(w, m, bias) // w's bytes were counted, then replaced by p's
+		l.bytes -= int64(len(t.w.Data))
+		t.w.Data = nil
+		return p
+	}
+	packConv(&d.preConv)
+	packConv(&d.conv0)
+	for j := range d.ups {
+		u := &d.ups[j]
+		u.tc.p = packTrans(&u.tc)
+		u.cn.pw1p = pack(u.cn.pw1, 1, u.cn.pw1b)
+		u.cn.pw2p = pack(u.cn.pw2, 1, u.cn.pw2b)
+	}
+	d.linears = make(map[*tensor.Matrix]*kernels.ConvWeights)
+	for _, L := range d.layers {
+		for _, m := range []*tensor.Matrix{L.q, L.k, L.v, L.o, L.gate, L.up, L.down} {
+			d.linears[m] = pack(m, 1, nil)
+		}
+	}
+	d.linears[d.inProj] = pack(d.inProj, 1, nil)
+	d.linears[d.outProj] = pack(d.outProj, 1, nil)
+	for b := range d.blocks {
+		bl := &d.blocks[b]
+		bl.up.p = packTrans(&bl.up)
+		for i := range bl.units {
+			packConv(&bl.units[i].conv1)
+			packConv(&bl.units[i].conv2)
+		}
+	}
+	return err
+}
+
+// matMul is kernels.MatMul for the transformer's matrices, through
+// their packed copy when there is one.
+func (d *Decoder) matMul(dst []float32, m *tensor.Matrix, x []float32, n int) {
+	if p := d.linears[m]; p != nil {
+		kernels.Conv(dst[:n*m.Rows], p, x[:n*m.Cols], n, 1)
+		return
+	}
+	kernels.MatMul(dst, m, x, n)
 }
