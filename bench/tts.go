@@ -21,6 +21,13 @@ type TTSOptions struct {
 	Threads   int
 	Reps      int
 	Seed      uint64
+	// Streams is how many utterances run together (batched talker and
+	// predictor steps, one codec stream each); 0 means 1.
+	Streams int
+	// AlternateReference times the float32 reference predictor too
+	// (loaded with qwen3tts.Options.ParityCheck), alternating with the
+	// model's own repetition by repetition.
+	AlternateReference bool
 	// Probes: bandwidth buffer and passes (BandwidthBytes < 0 skips it)
 	// and FMA-peak passes (< 0 skips it).
 	BandwidthBytes int64
@@ -34,22 +41,33 @@ type TTSOptions struct {
 // frame times in ms, and the floors the machine sets.
 type TTSResult struct {
 	Model   string `json:"model_filename"`
-	Test    string `json:"test"` // tts125
+	Test    string `json:"test"` // tts125, tts125x4 for 4 streams
 	Threads int    `json:"n_threads"`
+	Streams int    `json:"streams"`
 	Reps    int    `json:"repetitions"`
 	Frames  int    `json:"frames"` // of the median repetition
 	Stop    string `json:"stop"`
 	// Real-time factor: wall time over audio time (0.08 s a frame).
-	RTF          float64 `json:"rtf"`
-	RTFMin       float64 `json:"rtf_min"`
-	RTFMax       float64 `json:"rtf_max"`
-	FirstAudioMS float64 `json:"first_audio_ms"` // call to the first frame's PCM
-	PrefillMS    float64 `json:"prefill_ms"`     // the talker's prompt step
-	// Per frame (prefill aside).
+	RTF    float64 `json:"rtf"`
+	RTFMin float64 `json:"rtf_min"`
+	RTFMax float64 `json:"rtf_max"`
+	// Audio seconds made per wall second, all streams together.
+	AudioPerSecond float64 `json:"audio_seconds_per_second"`
+	FirstAudioMS   float64 `json:"first_audio_ms"` // call to the first frame's PCM
+	PrefillMS      float64 `json:"prefill_ms"`     // the talker's prompt step
+	// Per frame step (prefill aside; a step makes one frame of each
+	// stream).
 	TalkerMS    float64 `json:"talker_ms_per_frame"`
 	PredictorMS float64 `json:"predictor_ms_per_frame"`
 	SamplerMS   float64 `json:"sampler_ms_per_frame"`
 	CodecMS     float64 `json:"codec_ms_per_frame"`
+	// With AlternateReference: the float32 predictor's ms per frame in the
+	// alternate repetitions, and PredictorMS over it.
+	RefPredictorMS float64 `json:"float32_predictor_ms_per_frame,omitempty"`
+	PredictorRatio float64 `json:"predictor_over_float32,omitempty"`
+	// Parity of the code predictor against float32 (bench's
+	// --predictor-parity-check), set by the caller.
+	Parity []ParityResult `json:"predictor_parity,omitempty"`
 	// Memory floor of talker + predictor: weight bytes read per frame over
 	// the measured read bandwidth.
 	TalkerBytesPerFrame    int64   `json:"talker_bytes_per_frame"`
@@ -67,11 +85,22 @@ type TTSResult struct {
 	FloorRTF           float64 `json:"floor_rtf"` // both floors, per 80 ms frame
 }
 
+// ParityResult is one code predictor parity figure set against float32.
+type ParityResult struct {
+	Name         string  `json:"name"` // what was compared and how
+	Steps        int     `json:"sub_steps"`
+	Top1         float64 `json:"top1_agreement"`
+	Top5         float64 `json:"top5_overlap"`
+	MaxLogitDiff float64 `json:"max_logit_diff"`
+	KL           float64 `json:"kl"`
+}
+
 const frameSeconds = 0.08
 
 // ttsRun is one timed utterance.
 type ttsRun struct {
-	frames      int
+	frames      int // of the first stream
+	allFrames   int // of all streams
 	stop        string
 	wall, first time.Duration
 	stats       qwen3tts.Stats
@@ -88,18 +117,28 @@ func RunTTS(m *qwen3tts.Model, dec *codec.Decoder, name string, opt TTSOptions) 
 	if opt.Threads > 0 {
 		kernels.SetThreads(opt.Threads)
 	}
-	if _, err := ttsOnce(m, dec, opt, min(opt.Frames, 4), opt.Seed); err != nil {
+	opt.Streams = max(opt.Streams, 1)
+	if _, err := ttsOnce(m, dec, opt, min(opt.Frames, 4), opt.Seed, false); err != nil {
 		return nil, err
 	}
 	test := fmt.Sprintf("tts%d", opt.Frames)
-	runs := make([]ttsRun, opt.Reps)
+	if opt.Streams > 1 {
+		test += fmt.Sprintf("x%d", opt.Streams)
+	}
+	runs, refs := make([]ttsRun, opt.Reps), make([]ttsRun, 0, opt.Reps)
 	err := (&Options{Profile: opt.Profile}).timed(test, func() error {
 		for i := range runs {
-			r, err := ttsOnce(m, dec, opt, opt.Frames, opt.Seed+uint64(i))
+			r, err := ttsOnce(m, dec, opt, opt.Frames, opt.Seed+uint64(i), false)
 			if err != nil {
 				return err
 			}
 			runs[i] = r
+			if opt.AlternateReference {
+				if r, err = ttsOnce(m, dec, opt, opt.Frames, opt.Seed+uint64(i), true); err != nil {
+					return err
+				}
+				refs = append(refs, r)
+			}
 		}
 		return nil
 	})
@@ -107,7 +146,11 @@ func RunTTS(m *qwen3tts.Model, dec *codec.Decoder, name string, opt TTSOptions) 
 		return nil, err
 	}
 	res := summarize(runs)
-	res.Model, res.Test, res.Threads, res.Reps = name, test, kernels.Threads(), opt.Reps
+	res.Model, res.Test, res.Threads, res.Reps, res.Streams = name, test, kernels.Threads(), opt.Reps, opt.Streams
+	if len(refs) > 0 {
+		res.RefPredictorMS = summarize(refs).PredictorMS
+		res.PredictorRatio = res.PredictorMS / res.RefPredictorMS
+	}
 	res.TalkerBytesPerFrame, res.PredictorBytesPerFrame = m.ReadBytesPerFrame()
 	res.WeightBytesPerAudioSec = float64(res.TalkerBytesPerFrame+res.PredictorBytesPerFrame) / frameSeconds
 	res.CodecGFLOPPerFrame = dec.FLOPsPerFrame() / 1e9
@@ -143,18 +186,40 @@ func defaultInt64(v, d int64) int64 {
 	return v
 }
 
-// ttsOnce generates one utterance of at most frames frames, pushing each
-// frame through a codec stream as it comes.
-func ttsOnce(m *qwen3tts.Model, dec *codec.Decoder, opt TTSOptions, frames int, seed uint64) (ttsRun, error) {
+// ttsOnce generates opt.Streams utterances of at most frames frames
+// together, pushing each frame through its stream's codec as it comes;
+// ref runs the float32 reference predictor.
+func ttsOnce(m *qwen3tts.Model, dec *codec.Decoder, opt TTSOptions, frames int, seed uint64, ref bool) (ttsRun, error) {
 	var r ttsRun
-	req := m.Cfg.NewRequest(opt.IDs, opt.Voice)
-	req.MaxFrames, req.IgnoreEOS, req.Seed, req.Seeded = frames, opt.IgnoreEOS, seed, true
-	req.Stats = &r.stats
+	reqs := make([]*qwen3tts.Request, opt.Streams)
+	stats := make([]qwen3tts.Stats, opt.Streams)
+	start := time.Now()
+	for i := range reqs {
+		req := m.Cfg.NewRequest(opt.IDs, opt.Voice)
+		req.MaxFrames, req.IgnoreEOS, req.Seed, req.Seeded = frames, opt.IgnoreEOS, seed+uint64(i)<<32, true
+		req.Stats, req.ReferencePredictor = &stats[i], ref
+		req.OnFrame = codecSink(dec, &r, i == 0, start)
+		reqs[i] = req
+	}
+	res, err := m.Generate(reqs)
+	if err != nil {
+		return r, err
+	}
+	r.wall, r.stop, r.stats = time.Since(start), res[0].Stop, stats[0]
+	if r.frames == 0 {
+		return r, fmt.Errorf("the talker stopped (%s) before the first frame", r.stop)
+	}
+	return r, nil
+}
+
+// codecSink is an utterance's OnFrame: a codec stream of its own, the
+// time it takes added to r.codec, its frames to r's counts (first: the
+// stream that r's per-frame figures follow).
+func codecSink(dec *codec.Decoder, r *ttsRun, first bool, start time.Time) func([]int) error {
 	s := dec.NewStream(1)
 	var pcm []float32
 	codes := make([]int32, 0, dec.Config().Quantizers)
-	start := time.Now()
-	req.OnFrame = func(frame []int) error {
+	return func(frame []int) error {
 		t := time.Now()
 		codes = codes[:0]
 		for _, c := range frame {
@@ -164,21 +229,15 @@ func ttsOnce(m *qwen3tts.Model, dec *codec.Decoder, opt TTSOptions, frames int, 
 		if pcm, err = s.Push(pcm[:0], codes); err != nil {
 			return err
 		}
-		if r.frames++; r.frames == 1 {
+		if r.allFrames++; r.allFrames == 1 {
 			r.first = time.Since(start)
+		}
+		if first {
+			r.frames++
 		}
 		r.codec += time.Since(t)
 		return nil
 	}
-	res, err := m.Generate([]*qwen3tts.Request{req})
-	if err != nil {
-		return r, err
-	}
-	r.wall, r.stop = time.Since(start), res[0].Stop
-	if r.frames == 0 {
-		return r, fmt.Errorf("the talker stopped (%s) before the first frame", r.stop)
-	}
-	return r, nil
 }
 
 // summarize takes the median of each figure over the runs.
@@ -194,13 +253,14 @@ func summarize(runs []ttsRun) *TTSResult {
 	ms := func(d time.Duration, r ttsRun) float64 { return d.Seconds() * 1e3 / float64(r.frames) }
 	rtf := func(r ttsRun) float64 { return r.wall.Seconds() / (float64(r.frames) * frameSeconds) }
 	res := &TTSResult{
-		RTF:          med(rtf),
-		FirstAudioMS: med(func(r ttsRun) float64 { return r.first.Seconds() * 1e3 }),
-		PrefillMS:    med(func(r ttsRun) float64 { return r.stats.Prefill.Seconds() * 1e3 }),
-		TalkerMS:     med(func(r ttsRun) float64 { return ms(r.stats.Talker, r) }),
-		PredictorMS:  med(func(r ttsRun) float64 { return ms(r.stats.Predictor, r) }),
-		SamplerMS:    med(func(r ttsRun) float64 { return ms(r.stats.Sampler, r) }),
-		CodecMS:      med(func(r ttsRun) float64 { return ms(r.codec, r) }),
+		RTF:            med(rtf),
+		AudioPerSecond: med(func(r ttsRun) float64 { return float64(r.allFrames) * frameSeconds / r.wall.Seconds() }),
+		FirstAudioMS:   med(func(r ttsRun) float64 { return r.first.Seconds() * 1e3 }),
+		PrefillMS:      med(func(r ttsRun) float64 { return r.stats.Prefill.Seconds() * 1e3 }),
+		TalkerMS:       med(func(r ttsRun) float64 { return ms(r.stats.Talker, r) }),
+		PredictorMS:    med(func(r ttsRun) float64 { return ms(r.stats.Predictor, r) }),
+		SamplerMS:      med(func(r ttsRun) float64 { return ms(r.stats.Sampler, r) }),
+		CodecMS:        med(func(r ttsRun) float64 { return ms(r.codec, r) }),
 	}
 	res.RTFMin, res.RTFMax = rtf(runs[0]), rtf(runs[0])
 	for _, r := range runs {
@@ -221,10 +281,14 @@ func WriteTTSJSON(w io.Writer, r *TTSResult) error {
 // WriteTTSTable writes r for people.
 func WriteTTSTable(w io.Writer, r *TTSResult) error {
 	p := func(format string, a ...any) { fmt.Fprintf(w, format+"\n", a...) }
-	p("%s  %s  threads %d  %d frames (%.2f s of audio, stop %s), median of %d", r.Model, r.Test, r.Threads, r.Frames, float64(r.Frames)*frameSeconds, r.Stop, r.Reps)
-	p("real-time factor     %.3f  [%.3f-%.3f]  (floor %.3f)", r.RTF, r.RTFMin, r.RTFMax, r.FloorRTF)
+	p("%s  %s  threads %d  streams %d  %d frames (%.2f s of audio, stop %s), median of %d", r.Model, r.Test, r.Threads, r.Streams, r.Frames, float64(r.Frames)*frameSeconds, r.Stop, r.Reps)
+	p("real-time factor     %.3f  [%.3f-%.3f]  (floor %.3f, one stream)", r.RTF, r.RTFMin, r.RTFMax, r.FloorRTF)
+	p("audio per second     %.3f s  (all %d streams)", r.AudioPerSecond, r.Streams)
 	p("time to first audio  %.1f ms  (talker prefill %.1f ms)", r.FirstAudioMS, r.PrefillMS)
-	p("ms per frame         talker %.2f  predictor %.2f  sampler %.2f  codec %.2f", r.TalkerMS, r.PredictorMS, r.SamplerMS, r.CodecMS)
+	p("ms per frame step    talker %.2f  predictor %.2f  sampler %.2f  codec %.2f", r.TalkerMS, r.PredictorMS, r.SamplerMS, r.CodecMS)
+	if r.RefPredictorMS > 0 {
+		p("float32 predictor    %.2f ms per frame step (alternate repetitions); this predictor takes %.3fx", r.RefPredictorMS, r.PredictorRatio)
+	}
 	if r.BandwidthGBs > 0 {
 		p("talker+predictor     %.1f MB read per frame (%.2f GB per audio second) / %.1f GB/s read bandwidth = floor %.2f ms/frame; reached %.0f%%",
 			float64(r.TalkerBytesPerFrame+r.PredictorBytesPerFrame)/1e6, r.WeightBytesPerAudioSec/1e9, r.BandwidthGBs, r.ModelFloorMS, 100*r.ModelShare)
@@ -232,6 +296,10 @@ func WriteTTSTable(w io.Writer, r *TTSResult) error {
 	if r.PeakGFLOPs > 0 {
 		p("codec                %.2f GFLOP per frame / %.1f GFLOP/s FP32 matmul peak = floor %.2f ms/frame; reached %.0f%%",
 			r.CodecGFLOPPerFrame, r.PeakGFLOPs, r.CodecFloorMS, 100*r.CodecShare)
+	}
+	for _, q := range r.Parity {
+		p("parity vs float32    %s: %d sub-steps, top-1 %.4f, top-5 overlap %.4f, max logit diff %.4g, KL %.3g",
+			q.Name, q.Steps, q.Top1, q.Top5, q.MaxLogitDiff, q.KL)
 	}
 	return nil
 }

@@ -55,7 +55,7 @@ func NewSpeech(cfg SpeechConfig, eng *engine.Engine, m *qwen3tts.Model, tok *tok
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	return &Speech{cfg: cfg, eng: eng, m: m, tok: tok, created: time.Now().Unix(), metrics: newSpeechMetrics(cfg.ModelName, eng)}
+	return &Speech{cfg: cfg, eng: eng, m: m, tok: tok, created: time.Now().Unix(), metrics: newSpeechMetrics(cfg.ModelName, eng, m)}
 }
 
 // ModelName is the served name.

@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/siskin-ml/siskin/engine"
+	"github.com/siskin-ml/siskin/model/qwen3tts"
 	"github.com/siskin-ml/siskin/model/qwen3tts/codec"
 )
 
@@ -42,7 +43,7 @@ type speechMetrics struct {
 	steps          map[string]prometheus.Observer
 }
 
-func newSpeechMetrics(modelName string, eng *engine.Engine) *speechMetrics {
+func newSpeechMetrics(modelName string, eng *engine.Engine, tts *qwen3tts.Model) *speechMetrics {
 	labels := prometheus.Labels{"model_name": modelName}
 	reg := prometheus.NewRegistry()
 	stat := func(name, help string, counter bool, f func(engine.Stats) float64) {
@@ -71,6 +72,7 @@ func newSpeechMetrics(modelName string, eng *engine.Engine) *speechMetrics {
 			return 0
 		})
 	}
+	registerParity(reg, labels, tts)
 	m := &speechMetrics{reg: reg}
 	m.registerHistograms(labels)
 	eng.ObserveSteps(m.observeStep)
@@ -100,6 +102,33 @@ func (m *speechMetrics) observeStep(part string, d time.Duration) {
 	if o, ok := m.steps[part]; ok {
 		o.Observe(d.Seconds())
 	}
+}
+
+// registerParity adds the in-situ code predictor parity check's figures
+// (qwen3tts.Options.ParityCheck) when the model runs it.
+func registerParity(reg *prometheus.Registry, labels prometheus.Labels, tts *qwen3tts.Model) {
+	if tts == nil {
+		return
+	}
+	if _, ok := tts.PredictorParityStats(); !ok {
+		return
+	}
+	stat := func(f func(qwen3tts.Parity) float64) func() float64 {
+		return func() float64 { p, _ := tts.PredictorParityStats(); return f(p) }
+	}
+	for _, g := range []struct {
+		name, help string
+		f          func(qwen3tts.Parity) float64
+	}{
+		{"top1_agreement", "Share of checked code predictor sub-steps whose top code agrees with float32's.", func(p qwen3tts.Parity) float64 { return p.Top1 }},
+		{"top5_overlap", "Mean share of float32's top 5 codes among the running predictor's top 5.", func(p qwen3tts.Parity) float64 { return p.Top5 }},
+		{"max_logit_diff", "Largest |logit difference| from float32 over the checked sub-steps.", func(p qwen3tts.Parity) float64 { return p.MaxLogitDiff }},
+		{"kl", "Mean KL(float32 || running) of the checked sub-steps' softmaxes, in nats.", func(p qwen3tts.Parity) float64 { return p.KL }},
+	} {
+		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "siskin:speech_predictor_parity_" + g.name, Help: g.help, ConstLabels: labels}, stat(g.f)))
+	}
+	reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "siskin:speech_predictor_parity_substeps_total", Help: "Code predictor sub-steps compared with float32 in situ.", ConstLabels: labels},
+		stat(func(p qwen3tts.Parity) float64 { return float64(p.Steps) })))
 }
 
 func (m *speechMetrics) handler() http.Handler {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/siskin-ml/siskin/model/qwen3tts/synth"
+	"github.com/siskin-ml/siskin/tensor"
 )
 
 // TestBenchTTS runs bench --tts on a tiny random-weight folder: every
@@ -45,7 +46,48 @@ func TestBenchTTS(t *testing.T) {
 	if _, err := siskin(t, "bench", "--tts", "-m", dir, "--frames", "2", "-r", "1", "--no-bandwidth", "--predictor-w8a8"); err != nil {
 		t.Fatalf("--predictor-w8a8: %v", err)
 	}
+	out, err = siskin(t, "bench", "--tts", "-m", dir, "--frames", "2", "--ignore-eos", "-r", "1", "--no-bandwidth", "--concurrency", "1,2",
+		"--predictor", "w4a8", "--talker", "w8a8", "--predictor-parity-check", "--vs-float32", "--json")
+	var many []struct {
+		Streams int     `json:"streams"`
+		Audio   float64 `json:"audio_seconds_per_second"`
+		Ratio   float64 `json:"predictor_over_float32"`
+		Parity  []struct {
+			Name  string  `json:"name"`
+			Steps int     `json:"sub_steps"`
+			Top1  float64 `json:"top1_agreement"`
+		} `json:"predictor_parity"`
+	}
+	if err != nil || json.Unmarshal([]byte(out), &many) != nil || len(many) != 2 || many[1].Streams != 2 || !(many[1].Audio > 0) ||
+		!(many[0].Ratio > 0) || len(many[0].Parity) != 3 || many[0].Parity[1].Steps != 2*15 {
+		t.Fatalf("--concurrency 1,2 with parity: %v\n%s", err, out)
+	}
+	for _, bad := range [][]string{{"--predictor", "q4_0"}, {"--predictor", "int4"}, {"--talker", "w4a16"}, {"--predictor-parity-check"}, {"--concurrency", "0"}} {
+		if _, err := siskin(t, append([]string{"bench", "--tts", "-m", dir, "--frames", "1", "-r", "1", "--no-bandwidth"}, bad...)...); err == nil {
+			t.Fatalf("%v accepted", bad)
+		}
+	}
 	if _, err := siskin(t, "bench", "--tts", "-m", dir, "--frames", "0"); err == nil || !strings.Contains(err.Error(), "--frames") {
 		t.Fatalf("--frames 0: %v", err)
+	}
+}
+
+// TestSpeechLoadOptions: serve's speech weight flags become load options;
+// the parity check needs a converted predictor, and bad types are named.
+func TestSpeechLoadOptions(t *testing.T) {
+	saved := speechWeights
+	defer func() { speechWeights = saved }()
+	speechWeights.predictor, speechWeights.talker, speechWeights.parity = "w4a8", "W8A8", true
+	o, err := speechLoadOptions()
+	if err != nil || o.Predictor != tensor.W4A8 || o.Talker != tensor.W8A8 || !o.ParityCheck || o.RowInt8Baseline {
+		t.Fatalf("%+v %v", o, err)
+	}
+	speechWeights.predictor = ""
+	if _, err := speechLoadOptions(); err == nil || !strings.Contains(err.Error(), "--speech-predictor") {
+		t.Fatalf("parity without a converted predictor: %v", err)
+	}
+	speechWeights.predictor, speechWeights.parity = "q4_k", false
+	if _, err := speechLoadOptions(); err == nil || !strings.Contains(err.Error(), `--speech-predictor "q4_k"`) {
+		t.Fatalf("q4_k: %v", err)
 	}
 }

@@ -33,8 +33,28 @@ type served interface {
 // it is.
 var speechModel string
 
+// speechWeights are the speech model's load flags (package variables for
+// the same reason as speechModel).
+var speechWeights struct {
+	predictor, talker string
+	parity            bool
+}
+
 func addSpeechFlags(fl *pflag.FlagSet) {
 	fl.StringVar(&speechModel, "speech-model", "", "a Qwen3-TTS CustomVoice folder to serve beside the -m LLM (/v1/audio/speech); -m alone may also be one")
+	fl.StringVar(&speechWeights.predictor, "speech-predictor", "", "the speech model's code predictor weights, converted at load: int8 (q8_0), w8a8 or w4a8 (default: the file's)")
+	fl.StringVar(&speechWeights.talker, "speech-talker", "", "the speech model's talker weights, converted at load: int8 (q8_0), w8a8 or w4a8 (default: the file's)")
+	fl.BoolVar(&speechWeights.parity, "predictor-parity-check", false, "with --speech-predictor: keep a float32 code predictor too and compare it with the converted one on every 8th frame (siskin:speech_predictor_parity_* metrics)")
+}
+
+// speechLoadOptions turns the speech weight flags into load options.
+func speechLoadOptions() (qwen3tts.Options, error) {
+	o, err := weightOptions("--speech-predictor", speechWeights.predictor, "--speech-talker", speechWeights.talker)
+	if err == nil && speechWeights.parity && o.Predictor == 0 {
+		err = fmt.Errorf("--predictor-parity-check compares a converted code predictor with float32: give --speech-predictor int8, w8a8 or w4a8")
+	}
+	o.ParityCheck = speechWeights.parity
+	return o, err
 }
 
 // isSpeechFolder reports whether path is a folder of a speech
@@ -72,7 +92,11 @@ func buildSpeech(f serveFlags, dir, name string, log *slog.Logger) (served, func
 	if f.threads > 0 {
 		kernels.SetThreads(f.threads)
 	}
-	m, err := qwen3tts.Load(dir)
+	o, err := speechLoadOptions()
+	if err != nil {
+		return nil, nil, "", err
+	}
+	m, err := qwen3tts.LoadWith(dir, o)
 	if err != nil {
 		return nil, nil, "", err
 	}

@@ -42,6 +42,9 @@ type Request struct {
 	// streaming caller's hook). An error from it ends this request (Stop
 	// "canceled") and no other.
 	OnFrame func(frame []int) error
+	// ReferencePredictor runs the float32 code predictor kept for the
+	// parity check (Options.ParityCheck) instead of the model's own.
+	ReferencePredictor bool
 	// Trace, when not nil, receives the intermediate values.
 	Trace *Trace
 	// Stats, when not nil, accumulates where the time went.
@@ -118,7 +121,8 @@ type stream struct {
 	trailing           []float32
 	talkerKV, predKV   *kv.Cache
 	talkerSeq, predSeq *sample.Sequence
-	code0s             []int // generated codebook-0 codes (penalized)
+	pred               *predictor // the code predictor it runs
+	code0s             []int      // generated codebook-0 codes (penalized)
 	codes              [][]int
 	h                  []float32 // talker's normed last hidden
 	code0              int
@@ -152,7 +156,7 @@ func (m *Model) Generate(reqs []*Request) ([]*Result, error) {
 		if len(live) == 0 {
 			break
 		}
-		sums, err := m.predictFrames(live)
+		sums, err := m.predictAll(live)
 		if err != nil {
 			return nil, err
 		}
@@ -218,11 +222,17 @@ func (m *Model) start(r *Request) (*stream, []float32, error) {
 		return nil, nil, fmt.Errorf("input of %d ids makes a prompt of %d rows; with %d frames it needs %d positions, more than the talker's %d (max_position_embeddings)",
 			len(r.IDs), len(p.Text), r.MaxFrames, need, c.Talker.ContextLength)
 	}
+	pred := m.pred
+	if r.ReferencePredictor {
+		if pred = m.ref; pred == nil {
+			return nil, nil, errors.New("the float32 reference predictor was not loaded (Options.ParityCheck)")
+		}
+	}
 	rows, trailing, err := m.Embed(p)
 	if err != nil {
 		return nil, nil, err
 	}
-	s := &stream{req: r, prompt: p, trailing: trailing, talkerKV: m.NewTalkerCache(), predKV: m.NewPredictorCache()}
+	s := &stream{req: r, prompt: p, trailing: trailing, talkerKV: m.NewTalkerCache(), predKV: m.NewPredictorCache(), pred: pred}
 	if s.talkerSeq, err = newSequence(r.Talker, r.Seed, r.Seeded, "talker"); err != nil {
 		return nil, nil, err
 	}

@@ -227,7 +227,7 @@ func TestGoldenPredictorOnly(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			g := loadGolden(t, name)
 			s := m.predictorStream(t, g.array(t, "talker_hidden"), g.m.Input.Code0)
-			sums, err := m.predictFrames([]*stream{s})
+			sums, err := m.predictFrames(m.pred, []*stream{s})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -15,7 +15,7 @@ import (
 // proj(E[j-2](code j-1)) per sub-step j = 2..15. It appends each stream's
 // frame and returns the frames' talker-width sums of their 16
 // embeddings.
-func (m *Model) predictFrames(streams []*stream) ([][]float32, error) {
+func (m *Model) predictFrames(p *predictor, streams []*stream) ([][]float32, error) {
 	c := m.Cfg
 	h, cw, groups := c.Talker.Hidden, c.Predictor.Hidden, c.CodeGroups
 	n := len(streams)
@@ -40,18 +40,19 @@ func (m *Model) predictFrames(streams []*stream) ([][]float32, error) {
 			t.CPHidden = append(t.CPHidden, nil)
 		}
 	}
+	check := m.framesToCheck(p, streams)
 	rows := n * 2
 	var sampling time.Duration
 	start := time.Now()
 	for g := 0; g < groups-1; g++ {
-		in := m.project(x, rows)
+		in := p.project(x, rows, cw)
 		for i, s := range streams {
 			if t := s.req.Trace; t != nil {
 				f := len(t.CPInputs) - 1
 				t.CPInputs[f] = append(t.CPInputs[f], in[i*counts[i]*cw:(i+1)*counts[i]*cw]...)
 			}
 		}
-		out := run(m.pred, m.predNorm, caches, counts, in, m.lmHead[g], nil)
+		out := run(p.dec, p.norm, caches, counts, in, p.lmHead[g], nil)
 		x = x[:0]
 		for i, s := range streams {
 			ts := time.Now()
@@ -61,13 +62,16 @@ func (m *Model) predictFrames(streams []*stream) ([][]float32, error) {
 				return nil, fmt.Errorf("code predictor: %w", err)
 			}
 			frames[i] = append(frames[i], tok.ID)
+			if check[i] != nil {
+				check[i] = append(check[i], out.logits[i])
+			}
 			if t := s.req.Trace; t != nil {
 				f := len(t.CPInputs) - 1
 				t.CPLogits[f] = append(t.CPLogits[f], out.logits[i]...)
 				t.CPHidden[f] = append(t.CPHidden[f], out.last[i]...)
 			}
 			e := make([]float32, h)
-			model.Embed(e, m.predEmbed[g], []int{tok.ID})
+			model.Embed(e, p.embed[g], []int{tok.ID})
 			kernels.Add(sums[i], e)
 			x = append(x, e...)
 			counts[i] = 1
@@ -77,7 +81,53 @@ func (m *Model) predictFrames(streams []*stream) ([][]float32, error) {
 	charge(streams, time.Since(start)-sampling, func(s *Stats) *time.Duration { return &s.Predictor })
 	charge(streams, sampling, func(s *Stats) *time.Duration { return &s.Sampler })
 	for i, s := range streams {
+		if check[i] != nil {
+			m.checkFrame(s.h, frames[i], check[i])
+		}
 		s.codes = append(s.codes, frames[i])
+	}
+	return sums, nil
+}
+
+// framesToCheck picks the streams whose frame the in-situ parity check
+// compares this time (every ParityEvery-th frame of each): a non-nil
+// entry gathers that stream's logits.
+func (m *Model) framesToCheck(p *predictor, streams []*stream) [][][]float32 {
+	check := make([][][]float32, len(streams))
+	if m.parity == nil || p != m.pred || m.ref == m.pred {
+		return check
+	}
+	for i, s := range streams {
+		if len(s.codes)%m.parity.every == 0 {
+			check[i] = make([][]float32, 0, m.Cfg.CodeGroups-1)
+		}
+	}
+	return check
+}
+
+// predictAll is predictFrames for streams that may run different
+// predictors (the running one, the float32 reference): one batch per
+// predictor, the sums in the streams' order.
+func (m *Model) predictAll(streams []*stream) ([][]float32, error) {
+	sums := make([][]float32, len(streams))
+	for _, p := range []*predictor{m.pred, m.ref} {
+		var group []*stream
+		var at []int
+		for i, s := range streams {
+			if s.pred == p && sums[i] == nil {
+				group, at = append(group, s), append(at, i)
+			}
+		}
+		if len(group) == 0 {
+			continue
+		}
+		got, err := m.predictFrames(p, group)
+		if err != nil {
+			return nil, err
+		}
+		for j, i := range at {
+			sums[i] = got[j]
+		}
 	}
 	return sums, nil
 }

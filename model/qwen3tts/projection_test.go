@@ -66,13 +66,13 @@ func TestProjectionNonSquare(t *testing.T) {
 	const c = 48
 	tensors, cfg := projCheckpoint(t, c)
 	m := openModel(t, writeCheckpoint(t, tensors, cfg))
-	if m.proj == nil || m.proj.Rows != c || m.proj.Cols != 64 {
+	if m.pred.proj == nil || m.pred.proj.Rows != c || m.pred.proj.Cols != 64 {
 		t.Fatalf("projection not loaded as [%d, 64]", c)
 	}
 	g := loadGolden(t, "cp_only_code0_1234")
 	h := g.array(t, "talker_hidden")
 	s := m.predictorStream(t, h, 1234)
-	if _, err := m.predictFrames([]*stream{s}); err != nil {
+	if _, err := m.predictFrames(m.pred, []*stream{s}); err != nil {
 		t.Fatal(err)
 	}
 	codes := s.codes[0]

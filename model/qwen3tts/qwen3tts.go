@@ -37,13 +37,11 @@ type Model struct {
 	fc1, fc2   *tensor.Matrix // text projection: HT -> HT -> H
 	b1, b2     []float32
 
-	// Code predictor.
-	pred      *qwen3.Decoder
-	predNorm  []float32
-	predEmbed []*tensor.Matrix // [g]: embeds codebook g+1, [predictor vocab, H]
-	lmHead    []*tensor.Matrix // [g]: predicts codebook g+1, [predictor vocab, C]
-	proj      *tensor.Matrix   // small_to_mtp_projection [C, H]; nil is the identity
-	projBias  []float32
+	// Code predictor: the one that runs; for the parity checks a float32
+	// reference (pred itself when that is float) and a per-row int8
+	// baseline (nil unless loaded).
+	pred, ref, baseline *predictor
+	parity              *paritySink // nil without the in-situ check
 
 	padOnce sync.Once
 	pad     []float32
@@ -126,48 +124,44 @@ func load(src *model.Source, c *Config, o Options) (*Model, error) {
 		return nil, fmt.Errorf("%s: tts_model_type %q is not supported yet (only custom_voice; Base voice cloning and VoiceDesign are not)", src.Path, c.ModelType)
 	}
 	m := &Model{Cfg: c, src: src}
-	t, p := &c.Talker, &c.Predictor
+	pt := o.predictorType()
+	if err := checkWeightType("predictor", pt); err != nil {
+		return nil, err
+	}
+	if err := checkWeightType("talker", o.Talker); err != nil {
+		return nil, err
+	}
+	t := &c.Talker
 	w := &model.Loader{Source: src, Layers: t.Layers}
-	m.talker = qwen3.LoadDecoder(w, t, talkerPrefix)
-	talkerDec := w.Bytes
-	m.talkerNorm = w.Vector(nTalkerNorm, 0, t.Hidden)
-	m.codecEmbed = w.Matrix(nCodecEmbed, 0, t.Vocab, t.Hidden)
-	m.codecHead = w.Matrix(nCodecHead, 0, t.Vocab, t.Hidden)
-	m.textEmbed = w.Matrix(nTextEmbed, 0, c.TextVocab, c.TextHidden)
-	m.fc1 = w.Matrix(nFC1, 0, c.TextHidden, c.TextHidden)
-	m.b1 = w.Vector(nFC1Bias, 0, c.TextHidden)
-	m.fc2 = w.Matrix(nFC2, 0, t.Hidden, c.TextHidden)
-	m.b2 = w.Vector(nFC2Bias, 0, t.Hidden)
-
-	if o.PredictorW8A8 {
-		if src.Weights != nil {
-			return nil, fmt.Errorf("%s: the int8 predictor needs the file's own weights", src.Path)
-		}
-		src.Weights = w8Store{}
-		defer func() { src.Weights = nil }()
+	var talkerDec int64
+	err := withStore(src, storeFor(o.Talker, false), func() {
+		m.talker = qwen3.LoadDecoder(w, t, talkerPrefix)
+		talkerDec = w.Bytes
+		m.talkerNorm = w.Vector(nTalkerNorm, 0, t.Hidden)
+		m.codecEmbed = w.Matrix(nCodecEmbed, 0, t.Vocab, t.Hidden)
+		m.codecHead = w.Matrix(nCodecHead, 0, t.Vocab, t.Hidden)
+		m.textEmbed = w.Matrix(nTextEmbed, 0, c.TextVocab, c.TextHidden)
+		m.fc1 = w.Matrix(nFC1, 0, c.TextHidden, c.TextHidden)
+		m.b1 = w.Vector(nFC1Bias, 0, c.TextHidden)
+		m.fc2 = w.Matrix(nFC2, 0, t.Hidden, c.TextHidden)
+		m.b2 = w.Vector(nFC2Bias, 0, t.Hidden)
+	})
+	if err != nil {
+		return nil, err
 	}
-	before := w.Bytes
-	m.pred = qwen3.LoadDecoder(w, p, predictorPrefix)
-	predDec := w.Bytes - before
-	m.predNorm = w.Vector(nPredNorm, 0, p.Hidden)
-	for g := 0; g < c.CodeGroups-1; g++ {
-		m.predEmbed = append(m.predEmbed, w.Matrix(nPredEmbed, g, p.Vocab, t.Hidden))
-		m.lmHead = append(m.lmHead, w.Matrix(nLMHead, g, p.Vocab, p.Hidden))
-	}
-	// The projection exists iff the widths differ (M:1171-1174).
-	if p.Hidden != t.Hidden {
-		m.proj = w.Matrix(nProj, 0, p.Hidden, t.Hidden)
-		m.projBias = w.Vector(nProjBias, 0, p.Hidden)
-	} else if w.Err == nil && (src.Has(nProj, 0) || src.Has(nProjBias, 0)) {
-		w.Err = fmt.Errorf("%s: tensor %s is present but talker and code predictor are both %d wide (the official model has no projection then)", src.Path, nProj.HF, t.Hidden)
+	if err := withStore(src, storeFor(pt, true), func() { m.pred = loadPredictor(w, c) }); err != nil {
+		return nil, err
 	}
 	if w.Err != nil {
 		return nil, w.Err
 	}
+	if err := m.loadChecks(src, o, pt); err != nil {
+		return nil, err
+	}
 	m.weightBytes = w.Bytes
 	m.talkerRead = talkerDec + matrixBytes(m.codecHead)
-	m.predRead = int64(c.CodeGroups-1) * (predDec + matrixBytes(m.proj))
-	for _, h := range m.lmHead {
+	m.predRead = int64(c.CodeGroups-1) * (m.pred.decBytes + matrixBytes(m.pred.proj))
+	for _, h := range m.pred.lmHead {
 		m.predRead += matrixBytes(h)
 	}
 	return m, nil
@@ -249,16 +243,5 @@ func (m *Model) TextRows(ids []int) ([]float32, error) {
 func (m *Model) CodecRows(ids []int) []float32 {
 	out := make([]float32, len(ids)*m.Cfg.Talker.Hidden)
 	model.Embed(out, m.codecEmbed, ids)
-	return out
-}
-
-// project applies small_to_mtp_projection (or the identity) to n rows
-// of talker width, giving rows of predictor width.
-func (m *Model) project(x []float32, n int) []float32 {
-	if m.proj == nil {
-		return append([]float32(nil), x...)
-	}
-	out := make([]float32, n*m.Cfg.Predictor.Hidden)
-	linearBias(out, m.proj, m.projBias, x, n)
 	return out
 }

@@ -53,7 +53,7 @@ func (m *Model) Step(us []*Utterance) error {
 	}
 	streams, rows := fresh, freshRows
 	if len(started) > 0 {
-		sums, err := m.predictFrames(started)
+		sums, err := m.predictAll(started)
 		if err != nil {
 			return fmt.Errorf("code predictor: %w", err)
 		}
