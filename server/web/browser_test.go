@@ -170,6 +170,8 @@ func newBrowser(t *testing.T) context.Context {
 		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
 		chromedp.Flag("disable-dev-shm-usage", true), chromedp.WindowSize(1280, 800),
 		chromedp.Flag("autoplay-policy", "no-user-gesture-required"), // the voice test's audio starts from script
+		// Chromium leaves its singleton socket folder in TMPDIR; keep it in the test's.
+		chromedp.Env("TMPDIR=" + t.TempDir()),
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	t.Cleanup(cancel)
