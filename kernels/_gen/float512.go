@@ -1,12 +1,15 @@
 package main
 
 // The AVX-512 float-weight matrix-vector kernels (float_avx512_amd64.s):
-// F32, F16 and BF16 weights times a float32 vector, 16 rows at a time.
+// F16 and BF16 weights times a float32 vector, 16 rows at a time.
 // A ZMM register holds the same 8 columns of two rows (low and high
 // half), so each row keeps the AVX2 kernels' one 8-lane FMA chain over
 // its columns in order, and its sum is reduced by the same HSUM steps:
 // every result is bit-identical to the AVX2 tier's (float_avx2_amd64.s),
 // while 8 independent ZMM chains (16 rows) keep both FMA pipes busy.
+// F32 has none: pairing rows costs it a shuffle per load that the AVX2
+// kernel does not pay, and it measured slower (BenchmarkFloatMatVec,
+// BenchmarkKernelCompute).
 
 // floatType describes how a float weight type widens 8 columns of a row
 // pair (byte offsets a and b) into ZMM register r.
@@ -17,10 +20,6 @@ type floatType struct {
 }
 
 var floatTypes = []floatType{
-	{"f32", 4, func(a *asm, pa, pb string, r int) {
-		a.op("VMOVUPS %s, Y%d", pa, r)
-		a.op("VINSERTF64X4 $1, %s, Z%d, Z%d", pb, r, r)
-	}},
 	{"f16", 2, func(a *asm, pa, pb string, r int) {
 		a.op("VMOVDQU %s, X%d", pa, r)
 		a.op("VINSERTI128 $1, %s, Y%d, Y%d", pb, r, r)
