@@ -1,12 +1,14 @@
 package main
 
 // The AVX-512 float-weight matrix-vector kernels (float_avx512_amd64.s):
-// F16 and BF16 weights times a float32 vector, 16 rows at a time.
+// F16 and BF16 weights times one float32 vector (16 rows at a time) or
+// four (6 rows at a time).
 // A ZMM register holds the same 8 columns of two rows (low and high
 // half), so each row keeps the AVX2 kernels' one 8-lane FMA chain over
 // its columns in order, and its sum is reduced by the same HSUM steps:
 // every result is bit-identical to the AVX2 tier's (float_avx2_amd64.s),
-// while 8 independent ZMM chains (16 rows) keep both FMA pipes busy.
+// while 8 (one vector) or 12 (four) independent ZMM chains keep both FMA
+// pipes busy.
 // F32 has none: pairing rows costs it a shuffle per load that the AVX2
 // kernel does not pay, and it measured slower (BenchmarkFloatMatVec,
 // BenchmarkKernelCompute).
@@ -38,6 +40,7 @@ func float512File() *asm {
 	k.b.WriteString(header)
 	for _, t := range floatTypes {
 		floatVec512(k, t)
+		floatVec4512(k, t)
 	}
 	return k
 }
@@ -120,6 +123,80 @@ func floatVec512(a *asm, t floatType) {
 	a.op("LEAQ (SI)(R8*8), SI")
 	a.op("LEAQ (SI)(R8*8), SI")
 	a.op("DECQ CX")
+	a.op("JNZ %s", l("group"))
+	a.label(l("done"))
+	a.op("VZEROUPPER")
+	a.op("RET")
+	a.raw("")
+}
+
+// floatVec4512 emits <t>Vec4AVX512(out []float32, ostride int, w []byte,
+// stride, rows, chunks int, x []float32, xstride int): rows (a multiple
+// of 6) times four activation rows, 6 rows at a time. Registers: DI out,
+// AX/R13 ostride x1/x3 in bytes, SI the group's first row, R8 stride,
+// BX/R12 rows 0/3 of the group, CX rows left, R9 chunks, R10 x, R11/R14
+// xstride x1/x3 in bytes, DX chunks left; Z(4p+i) the sums of row pair
+// p (rows 2p, 2p+1) with activation row i, Z12-Z14 widened weights, Z15
+// 8 activations in both halves.
+func floatVec4512(a *asm, t floatType) {
+	name := t.name + "Vec4AVX512"
+	l := func(s string) string { return t.name + "z4" + s }
+	a.raw("// func %s(out []float32, ostride int, w []byte, stride, rows, chunks int, x []float32, xstride int)", name)
+	a.raw("TEXT ·%s(SB), NOSPLIT, $0-112", name)
+	a.op("MOVQ out_base+0(FP), DI")
+	a.op("MOVQ ostride+24(FP), AX")
+	a.op("SHLQ $2, AX")
+	a.op("LEAQ (AX)(AX*2), R13")
+	a.op("MOVQ w_base+32(FP), SI")
+	a.op("MOVQ stride+56(FP), R8")
+	a.op("MOVQ rows+64(FP), CX")
+	a.op("MOVQ chunks+72(FP), R9")
+	a.op("MOVQ xstride+104(FP), R11")
+	a.op("SHLQ $2, R11")
+	a.op("LEAQ (R11)(R11*2), R14")
+	a.op("TESTQ CX, CX")
+	a.op("JZ %s", l("done"))
+	a.label(l("group"))
+	a.op("MOVQ SI, BX")
+	a.op("LEAQ (SI)(R8*2), R12")
+	a.op("ADDQ R8, R12")
+	a.op("MOVQ x_base+80(FP), R10")
+	a.op("MOVQ R9, DX")
+	for r := 0; r < 12; r++ {
+		a.op("VPXORD Z%d, Z%d, Z%d", r, r, r)
+	}
+	a.label(l("chunk"))
+	rowAddr := []string{"(BX)", "(BX)(R8*1)", "(BX)(R8*2)", "(R12)", "(R12)(R8*1)", "(R12)(R8*2)"}
+	for p := 0; p < 3; p++ {
+		t.load(a, rowAddr[2*p], rowAddr[2*p+1], 12+p)
+	}
+	xAddr := []string{"(R10)", "(R10)(R11*1)", "(R10)(R11*2)", "(R10)(R14*1)"}
+	for i := 0; i < 4; i++ {
+		a.op("VBROADCASTF64X4 %s, Z15", xAddr[i])
+		for p := 0; p < 3; p++ {
+			a.op("VFMADD231PS Z15, Z%d, Z%d", 12+p, 4*p+i)
+		}
+	}
+	a.op("ADDQ $%d, BX", 8*t.eb)
+	a.op("ADDQ $%d, R12", 8*t.eb)
+	a.op("ADDQ $32, R10")
+	a.op("DECQ DX")
+	a.op("JNZ %s", l("chunk"))
+	outAddr := []string{"(DI)", "(DI)(AX*1)", "(DI)(AX*2)", "(DI)(R13*1)"}
+	for p := 0; p < 3; p++ {
+		for i := 0; i < 4; i++ {
+			r := 4*p + i
+			a.op("VEXTRACTF64X4 $1, Z%d, Y13", r)
+			hsum(a, r, 15)
+			hsum(a, 13, 15)
+			a.op("VMOVSS X%d, %d%s", r, 8*p, outAddr[i])
+			a.op("VMOVSS X13, %d%s", 8*p+4, outAddr[i])
+		}
+	}
+	a.op("ADDQ $24, DI")
+	a.op("LEAQ (SI)(R8*4), SI")
+	a.op("LEAQ (SI)(R8*2), SI")
+	a.op("SUBQ $6, CX")
 	a.op("JNZ %s", l("group"))
 	a.label(l("done"))
 	a.op("VZEROUPPER")
