@@ -564,3 +564,32 @@ func BenchmarkPackedCompute(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkFloatMatVec: one activation row against a talker-sized float
+// matrix (1024 rows x 3072 columns, 6 MiB in BF16: past L2, so memory
+// counts), on one thread and on the default threads, per SIMD tier.
+func BenchmarkFloatMatVec(b *testing.B) {
+	const rows, cols = 1024, 3072
+	rng := newRNG(23)
+	x := randomVec(rng, cols)
+	for _, typ := range []tensor.Type{tensor.BF16, tensor.F16, tensor.F32} {
+		w := randomMatrix(rng, typ, rows, cols)
+		out := make([]float32, rows)
+		for _, threads := range []int{1, 0} {
+			for _, tierName := range kernels.Tiers() {
+				if tierName == "generic" {
+					continue
+				}
+				b.Run(fmt.Sprintf("%s/threads=%d/%s", typ, threads, tierName), func(b *testing.B) {
+					defer kernels.UseTier(tierName)()
+					defer kernels.SetThreads(0)
+					kernels.SetThreads(threads)
+					b.SetBytes(int64(len(w.Data)))
+					for b.Loop() {
+						kernels.MatVec(out, w, x)
+					}
+				})
+			}
+		}
+	}
+}

@@ -1,0 +1,205 @@
+package main
+
+// The AVX-512 float-weight matrix-vector kernels (float_avx512_amd64.s):
+// F16 and BF16 weights times one float32 vector (16 rows at a time) or
+// four (6 rows at a time).
+// A ZMM register holds the same 8 columns of two rows (low and high
+// half), so each row keeps the AVX2 kernels' one 8-lane FMA chain over
+// its columns in order, and its sum is reduced by the same HSUM steps:
+// every result is bit-identical to the AVX2 tier's (float_avx2_amd64.s),
+// while 8 (one vector) or 12 (four) independent ZMM chains keep both FMA
+// pipes busy.
+// F32 has none: pairing rows costs it a shuffle per load that the AVX2
+// kernel does not pay, and it measured slower (BenchmarkFloatMatVec,
+// BenchmarkKernelCompute).
+
+// floatType describes how a float weight type widens 8 columns of a row
+// pair (byte offsets a and b) into ZMM register r.
+type floatType struct {
+	name string
+	eb   int // bytes per element
+	load func(a *asm, pa, pb string, r int)
+}
+
+var floatTypes = []floatType{
+	{"f16", 2, func(a *asm, pa, pb string, r int) {
+		a.op("VMOVDQU %s, X%d", pa, r)
+		a.op("VINSERTI128 $1, %s, Y%d, Y%d", pb, r, r)
+		a.op("VCVTPH2PS Y%d, Z%d", r, r)
+	}},
+	{"bf16", 2, func(a *asm, pa, pb string, r int) {
+		a.op("VMOVDQU %s, X%d", pa, r)
+		a.op("VINSERTI128 $1, %s, Y%d, Y%d", pb, r, r)
+		a.op("VPMOVZXWD Y%d, Z%d", r, r)
+		a.op("VPSLLD $16, Z%d, Z%d", r, r)
+	}},
+}
+
+func float512File() *asm {
+	k := &asm{}
+	k.b.WriteString(header)
+	for _, t := range floatTypes {
+		floatVec512(k, t)
+		floatVec4512(k, t)
+	}
+	return k
+}
+
+// hsum emits the AVX2 kernels' HSUM (avx2_amd64.h) of Y register r into
+// the low float of X r, X t scratch: ((a0+a4)+(a2+a6)) + ((a1+a5)+(a3+a7)).
+func hsum(a *asm, r, t int) {
+	a.op("VEXTRACTF128 $1, Y%d, X%d", r, t)
+	a.op("VADDPS X%d, X%d, X%d", t, r, r)
+	a.op("VMOVHLPS X%d, X%d, X%d", r, r, t)
+	a.op("VADDPS X%d, X%d, X%d", t, r, r)
+	a.op("VMOVSHDUP X%d, X%d", r, t)
+	a.op("VADDSS X%d, X%d, X%d", t, r, r)
+}
+
+// floatVec512 emits <t>VecAVX512(out []float32, w []byte, stride, chunks
+// int, x []float32): len(out) rows (a multiple of 16) of chunks 8-column
+// chunks. Registers: DI out, CX 16-row groups left, SI the group's first
+// row, R8/R11 stride x1/x3, BX/R13/R14/AX rows 0/4/8/12 of the group, R12
+// x, DX chunks left; Z0-Z7 the sums of row pairs (2p, 2p+1), Z8 the
+// 8 activations in both halves, Z9-Z12 widened weights.
+func floatVec512(a *asm, t floatType) {
+	name := t.name + "VecAVX512"
+	l := func(s string) string { return t.name + "z" + s }
+	a.raw("// func %s(out []float32, w []byte, stride, chunks int, x []float32)", name)
+	a.raw("TEXT ·%s(SB), NOSPLIT, $0-88", name)
+	a.op("MOVQ out_base+0(FP), DI")
+	a.op("MOVQ out_len+8(FP), CX")
+	a.op("MOVQ w_base+24(FP), SI")
+	a.op("MOVQ stride+48(FP), R8")
+	a.op("MOVQ chunks+56(FP), R9")
+	a.op("MOVQ x_base+64(FP), R10")
+	a.op("LEAQ (R8)(R8*2), R11")
+	a.op("SHRQ $4, CX")
+	a.op("JZ %s", l("done"))
+	a.label(l("group"))
+	a.op("MOVQ SI, BX")
+	a.op("LEAQ (SI)(R8*4), R13")
+	a.op("LEAQ (R13)(R8*4), R14")
+	a.op("LEAQ (R14)(R8*4), AX")
+	a.op("MOVQ R10, R12")
+	a.op("MOVQ R9, DX")
+	for p := 0; p < 8; p++ {
+		a.op("VPXORD Z%d, Z%d, Z%d", p, p, p)
+	}
+	a.label(l("chunk"))
+	a.op("VBROADCASTF64X4 (R12), Z8")
+	bases := []string{"BX", "R13", "R14", "AX"}
+	rowAddr := func(r int) string {
+		b := bases[r/4]
+		switch r % 4 {
+		case 0:
+			return "(" + b + ")"
+		case 1:
+			return "(" + b + ")(R8*1)"
+		case 2:
+			return "(" + b + ")(R8*2)"
+		}
+		return "(" + b + ")(R11*1)"
+	}
+	for p := 0; p < 8; p++ {
+		r := 9 + p%4
+		t.load(a, rowAddr(2*p), rowAddr(2*p+1), r)
+		a.op("VFMADD231PS Z8, Z%d, Z%d", r, p)
+	}
+	for _, b := range bases {
+		a.op("ADDQ $%d, %s", 8*t.eb, b)
+	}
+	a.op("ADDQ $32, R12")
+	a.op("DECQ DX")
+	a.op("JNZ %s", l("chunk"))
+	for p := 0; p < 8; p++ {
+		a.op("VEXTRACTF64X4 $1, Z%d, Y9", p)
+		hsum(a, p, 10)
+		hsum(a, 9, 10)
+		a.op("VMOVSS X%d, %d(DI)", p, 8*p)
+		a.op("VMOVSS X9, %d(DI)", 8*p+4)
+	}
+	a.op("ADDQ $64, DI")
+	a.op("LEAQ (SI)(R8*8), SI")
+	a.op("LEAQ (SI)(R8*8), SI")
+	a.op("DECQ CX")
+	a.op("JNZ %s", l("group"))
+	a.label(l("done"))
+	a.op("VZEROUPPER")
+	a.op("RET")
+	a.raw("")
+}
+
+// floatVec4512 emits <t>Vec4AVX512(out []float32, ostride int, w []byte,
+// stride, rows, chunks int, x []float32, xstride int): rows (a multiple
+// of 6) times four activation rows, 6 rows at a time. Registers: DI out,
+// AX/R13 ostride x1/x3 in bytes, SI the group's first row, R8 stride,
+// BX/R12 rows 0/3 of the group, CX rows left, R9 chunks, R10 x, R11/R14
+// xstride x1/x3 in bytes, DX chunks left; Z(4p+i) the sums of row pair
+// p (rows 2p, 2p+1) with activation row i, Z12-Z14 widened weights, Z15
+// 8 activations in both halves.
+func floatVec4512(a *asm, t floatType) {
+	name := t.name + "Vec4AVX512"
+	l := func(s string) string { return t.name + "z4" + s }
+	a.raw("// func %s(out []float32, ostride int, w []byte, stride, rows, chunks int, x []float32, xstride int)", name)
+	a.raw("TEXT ·%s(SB), NOSPLIT, $0-112", name)
+	a.op("MOVQ out_base+0(FP), DI")
+	a.op("MOVQ ostride+24(FP), AX")
+	a.op("SHLQ $2, AX")
+	a.op("LEAQ (AX)(AX*2), R13")
+	a.op("MOVQ w_base+32(FP), SI")
+	a.op("MOVQ stride+56(FP), R8")
+	a.op("MOVQ rows+64(FP), CX")
+	a.op("MOVQ chunks+72(FP), R9")
+	a.op("MOVQ xstride+104(FP), R11")
+	a.op("SHLQ $2, R11")
+	a.op("LEAQ (R11)(R11*2), R14")
+	a.op("TESTQ CX, CX")
+	a.op("JZ %s", l("done"))
+	a.label(l("group"))
+	a.op("MOVQ SI, BX")
+	a.op("LEAQ (SI)(R8*2), R12")
+	a.op("ADDQ R8, R12")
+	a.op("MOVQ x_base+80(FP), R10")
+	a.op("MOVQ R9, DX")
+	for r := 0; r < 12; r++ {
+		a.op("VPXORD Z%d, Z%d, Z%d", r, r, r)
+	}
+	a.label(l("chunk"))
+	rowAddr := []string{"(BX)", "(BX)(R8*1)", "(BX)(R8*2)", "(R12)", "(R12)(R8*1)", "(R12)(R8*2)"}
+	for p := 0; p < 3; p++ {
+		t.load(a, rowAddr[2*p], rowAddr[2*p+1], 12+p)
+	}
+	xAddr := []string{"(R10)", "(R10)(R11*1)", "(R10)(R11*2)", "(R10)(R14*1)"}
+	for i := 0; i < 4; i++ {
+		a.op("VBROADCASTF64X4 %s, Z15", xAddr[i])
+		for p := 0; p < 3; p++ {
+			a.op("VFMADD231PS Z15, Z%d, Z%d", 12+p, 4*p+i)
+		}
+	}
+	a.op("ADDQ $%d, BX", 8*t.eb)
+	a.op("ADDQ $%d, R12", 8*t.eb)
+	a.op("ADDQ $32, R10")
+	a.op("DECQ DX")
+	a.op("JNZ %s", l("chunk"))
+	outAddr := []string{"(DI)", "(DI)(AX*1)", "(DI)(AX*2)", "(DI)(R13*1)"}
+	for p := 0; p < 3; p++ {
+		for i := 0; i < 4; i++ {
+			r := 4*p + i
+			a.op("VEXTRACTF64X4 $1, Z%d, Y13", r)
+			hsum(a, r, 15)
+			hsum(a, 13, 15)
+			a.op("VMOVSS X%d, %d%s", r, 8*p, outAddr[i])
+			a.op("VMOVSS X13, %d%s", 8*p+4, outAddr[i])
+		}
+	}
+	a.op("ADDQ $24, DI")
+	a.op("LEAQ (SI)(R8*4), SI")
+	a.op("LEAQ (SI)(R8*2), SI")
+	a.op("SUBQ $6, CX")
+	a.op("JNZ %s", l("group"))
+	a.label(l("done"))
+	a.op("VZEROUPPER")
+	a.op("RET")
+	a.raw("")
+}
