@@ -294,7 +294,7 @@ func WriteTTSTable(w io.Writer, r *TTSResult) error {
 			float64(r.TalkerBytesPerFrame+r.PredictorBytesPerFrame)/1e6, r.WeightBytesPerAudioSec/1e9, r.BandwidthGBs, r.ModelFloorMS, 100*r.ModelShare)
 	}
 	if r.PeakGFLOPs > 0 {
-		p("codec                %.2f GFLOP per frame / %.1f GFLOP/s FP32 matmul peak = floor %.2f ms/frame; reached %.0f%%",
+		p("codec                %.2f GFLOP per frame / %.1f GFLOP/s FP32 FMA peak = floor %.2f ms/frame; reached %.0f%%",
 			r.CodecGFLOPPerFrame, r.PeakGFLOPs, r.CodecFloorMS, 100*r.CodecShare)
 	}
 	for _, q := range r.Parity {
