@@ -3,6 +3,8 @@ package audio
 import (
 	"fmt"
 	"math"
+
+	"github.com/siskin-ml/siskin/kernels"
 )
 
 // Stretch returns x played speed times as fast with its pitch kept, by
@@ -57,24 +59,9 @@ func bestShift(xp []float32, natural, ideal, tol, n int) int {
 	tmpl := xp[natural : natural+n]
 	best, bestC := ideal, math.Inf(-1)
 	for c := max(0, ideal-tol); c <= min(ideal+tol, len(xp)-n); c++ {
-		if v := float64(dot(tmpl, xp[c:c+n])); v > bestC {
+		if v := float64(kernels.VecDot(tmpl, xp[c:c+n])); v > bestC {
 			best, bestC = c, v
 		}
 	}
 	return best
-}
-
-func dot(a, b []float32) float32 {
-	var s0, s1, s2, s3 float32
-	i := 0
-	for ; i+4 <= len(a); i += 4 {
-		s0 += a[i] * b[i]
-		s1 += a[i+1] * b[i+1]
-		s2 += a[i+2] * b[i+2]
-		s3 += a[i+3] * b[i+3]
-	}
-	for ; i < len(a); i++ {
-		s0 += a[i] * b[i]
-	}
-	return s0 + s1 + s2 + s3
 }
