@@ -2,17 +2,12 @@ package server
 
 import (
 	"context"
-	"net/http/httptest"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"testing"
 
-	"github.com/siskin-ml/siskin/engine"
 	"github.com/siskin-ml/siskin/model/qwen3tts"
-	"github.com/siskin-ml/siskin/model/qwen3tts/codec"
 	"github.com/siskin-ml/siskin/tensor"
-	"github.com/siskin-ml/siskin/tokenizer"
 )
 
 // TestSpeechPredictorParityMetrics: a model loaded with the in-situ
@@ -20,26 +15,9 @@ import (
 // on every frame, 60 sub-steps were compared and the agreement is a
 // share in [0, 1]. Without the check the metrics are absent.
 func TestSpeechPredictorParityMetrics(t *testing.T) {
-	dir := tinyTTSDir(t)
-	m, err := qwen3tts.LoadWith(dir, qwen3tts.Options{Predictor: tensor.W8A8, ParityCheck: true, ParityEvery: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
-	dec, err := codec.Load(filepath.Join(dir, "speech_tokenizer"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	tok, err := tokenizer.Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	eng := engine.NewSpeechPipeline(engine.Config{MaxNumSeqs: 4}, m, dec)
-	defer eng.Close()
-	srv := httptest.NewServer(NewSpeech(SpeechConfig{ModelName: "tts"}, eng, m, tok).Handler())
-	defer srv.Close()
-	f := &speechFixture{Server: srv}
-	voice := m.Cfg.SupportedSpeakers()[0]
+	f := newSpeechFixtureWith(t, qwen3tts.Options{Predictor: tensor.W8A8, ParityCheck: true, ParityEvery: 1}, 4)
+	srv := f.Server
+	voice := f.m.Cfg.SupportedSpeakers()[0]
 	f.say(t, context.Background(), speechParams("Hello there.", voice), map[string]any{"max_new_tokens": 5, "ignore_eos": true})
 	metrics := getMetrics(t, srv.URL)
 	steps := regexp.MustCompile(`siskin:speech_predictor_parity_substeps_total\{model_name="tts"\} (\S+)`).FindStringSubmatch(metrics)

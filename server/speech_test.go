@@ -48,8 +48,15 @@ func tinyTTSDir(t testing.TB) string {
 
 func newSpeechFixture(t testing.TB) *speechFixture {
 	t.Helper()
+	return newSpeechFixtureWith(t, qwen3tts.Options{}, 8)
+}
+
+// newSpeechFixtureWith serves the tiny model loaded with o, maxSeqs
+// utterances at a time.
+func newSpeechFixtureWith(t testing.TB, o qwen3tts.Options, maxSeqs int) *speechFixture {
+	t.Helper()
 	dir := tinyTTSDir(t)
-	m, err := qwen3tts.Load(dir)
+	m, err := qwen3tts.LoadWith(dir, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +68,7 @@ func newSpeechFixture(t testing.TB) *speechFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng := engine.NewSpeechPipeline(engine.Config{MaxNumSeqs: 8}, m, dec)
+	eng := engine.NewSpeechPipeline(engine.Config{MaxNumSeqs: maxSeqs}, m, dec)
 	sp := NewSpeech(SpeechConfig{ModelName: "tts"}, eng, m, tok)
 	f := &speechFixture{Server: httptest.NewServer(sp.Handler()), sp: sp, eng: eng, m: m, dec: dec}
 	t.Cleanup(func() {
