@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -25,6 +24,7 @@ import (
 
 	"github.com/siskin-ml/siskin/chat"
 	"github.com/siskin-ml/siskin/engine"
+	"github.com/siskin-ml/siskin/internal/browsertest"
 	"github.com/siskin-ml/siskin/internal/testdata"
 	"github.com/siskin-ml/siskin/kv"
 	"github.com/siskin-ml/siskin/model"
@@ -103,21 +103,6 @@ func mount(t *testing.T, h http.Handler, prefix string) *httptest.Server {
 	return ts
 }
 
-// chromium finds Debian's Chromium, or fails saying how to install it.
-func chromium(t *testing.T) string {
-	t.Helper()
-	if p := os.Getenv("SISKIN_CHROMIUM"); p != "" {
-		return p
-	}
-	for _, name := range []string{"chromium", "chromium-browser"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	t.Fatal("the browser test needs Chromium: apt-get update && apt-get install -y chromium (or set SISKIN_CHROMIUM to its path)")
-	return ""
-}
-
 // consoleErrors collects what a tab reports as an error: console.error
 // calls, uncaught exceptions and error log entries (failed loads).
 type consoleErrors struct {
@@ -161,24 +146,7 @@ func (c *consoleErrors) list() []string {
 }
 
 // newBrowser starts headless Chromium with a fresh profile.
-func newBrowser(t *testing.T) context.Context {
-	t.Helper()
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(chromium(t)), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck, chromedp.UserDataDir(t.TempDir()),
-		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-dev-shm-usage", true), chromedp.WindowSize(1280, 800),
-		chromedp.Flag("autoplay-policy", "no-user-gesture-required"), // the voice test's audio starts from script
-		// Chromium leaves its singleton socket folder in TMPDIR; keep it in the test's.
-		chromedp.Env("TMPDIR=" + t.TempDir()),
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
-	t.Cleanup(cancel)
-	actx, acancel := chromedp.NewExecAllocator(ctx, opts...)
-	t.Cleanup(acancel)
-	return actx
-}
+func newBrowser(t *testing.T) context.Context { return browsertest.New(t) }
 
 // newTab opens a tab whose console errors land in errs.
 func newTab(t *testing.T, browser context.Context, errs *consoleErrors) context.Context {
