@@ -8,8 +8,6 @@ import "unsafe"
 // kernels/_gen): AVX2 one block of 1-6 rows, AVX-512 one or two blocks of
 // 1-12 rows. Strides are passed in bytes.
 
-type convAsm func(dst *float32, ostride int, w *float32, bstride int, x *float32, xstride, in, taps, tapstep int, bias *float32)
-
 var (
 	convAVX2Tiles   = [7]convAsm{nil, convAVX2B1R1, convAVX2B1R2, convAVX2B1R3, convAVX2B1R4, convAVX2B1R5, convAVX2B1R6}
 	convAVX512Tiles = [3][13]convAsm{{},
@@ -17,7 +15,7 @@ var (
 			convAVX512B1R7, convAVX512B1R8, convAVX512B1R9, convAVX512B1R10, convAVX512B1R11, convAVX512B1R12},
 		{nil, convAVX512B2R1, convAVX512B2R2, convAVX512B2R3, convAVX512B2R4, convAVX512B2R5, convAVX512B2R6,
 			convAVX512B2R7, convAVX512B2R8, convAVX512B2R9, convAVX512B2R10, convAVX512B2R11, convAVX512B2R12}}
-	convAVX2   = &convKernel{tile: convTileAVX2, rows: 6, blocks: 1, simd: true}
+	convAVX2   = &convKernel{tile: oneBlockTile(convAVX2Tiles[:]), rows: 6, blocks: 1, simd: true}
 	convAVX512 = &convKernel{tile: convTileAVX512, rows: 12, blocks: 2, simd: true}
 )
 
@@ -30,26 +28,6 @@ func convKernelFor(t tier) *convKernel {
 		return convAVX2
 	}
 	return convGeneric
-}
-
-// convCheck panics unless the tile's reads and writes lie inside its
-// slices (the assembly does no bounds checks).
-func convCheck(dst []float32, ostride int, w []float32, bstride int, x []float32, xstride, in, taps, tapstep, rows, blocks int, bias []float32) {
-	if in < 1 || taps < 1 || rows < 1 ||
-		len(dst) < (rows-1)*ostride+blocks*convBlock || len(bias) < blocks*convBlock ||
-		len(w) < (blocks-1)*bstride+taps*in*convBlock ||
-		len(x) < (rows-1)*xstride+(taps-1)*tapstep+in {
-		panic("kernels: conv tile out of bounds")
-	}
-}
-
-func convTileAVX2(dst []float32, ostride int, w []float32, bstride int, x []float32, xstride, in, taps, tapstep, rows, blocks int, bias []float32) {
-	convCheck(dst, ostride, w, bstride, x, xstride, in, taps, tapstep, rows, blocks, bias)
-	f := convAVX2Tiles[rows]
-	for b := range blocks {
-		o := b * convBlock
-		f(unsafe.SliceData(dst[o:]), 4*ostride, unsafe.SliceData(w[b*bstride:]), 0, unsafe.SliceData(x), 4*xstride, in, taps, 4*tapstep, unsafe.SliceData(bias[o:]))
-	}
 }
 
 func convTileAVX512(dst []float32, ostride int, w []float32, bstride int, x []float32, xstride, in, taps, tapstep, rows, blocks int, bias []float32) {
