@@ -491,24 +491,15 @@ func newSSE(w http.ResponseWriter) *sse {
 	return &sse{w: w, f: f}
 }
 
-func (e *sse) send(v any) error {
-	var buf bytes.Buffer
-	buf.WriteString("data: ")
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.Encode(v)
-	buf.WriteString("\n")
-	_, err := e.w.Write(buf.Bytes())
-	if e.f != nil {
-		e.f.Flush()
-	}
-	return err
-}
+func (e *sse) send(v any) error { return e.write("", v) }
 
 // event sends a named event, as the Responses and Messages APIs stream.
-func (e *sse) event(name string, v any) error {
+func (e *sse) event(name string, v any) error { return e.write("event: "+name+"\n", v) }
+
+// write sends v as one data line after head, and flushes.
+func (e *sse) write(head string, v any) error {
 	var buf bytes.Buffer
-	buf.WriteString("event: " + name + "\ndata: ")
+	buf.WriteString(head + "data: ")
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	enc.Encode(v)
