@@ -7,8 +7,10 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/siskin-ml/siskin/eval"
 	"github.com/siskin-ml/siskin/kv"
 	"github.com/siskin-ml/siskin/model"
+	"github.com/siskin-ml/siskin/sample"
 	"github.com/siskin-ml/siskin/tensor"
 )
 
@@ -32,7 +34,7 @@ type parityAcc struct {
 // add compares one sub-step's logits with the reference's.
 func (a *parityAcc) add(got, ref []float32) {
 	a.steps++
-	if argmax(got) == argmax(ref) {
+	if sample.Argmax(got) == sample.Argmax(ref) {
 		a.agree++
 	}
 	tg, tr := topK(got, 5), topK(ref, 5)
@@ -48,7 +50,7 @@ func (a *parityAcc) add(got, ref []float32) {
 	for i := range got {
 		a.maxDiff = max(a.maxDiff, math.Abs(float64(got[i]-ref[i])))
 	}
-	a.kl += kl(ref, got)
+	a.kl += eval.KL(ref, got)
 }
 
 func (a *parityAcc) result() Parity {
@@ -58,33 +60,6 @@ func (a *parityAcc) result() Parity {
 		p.Top1, p.Top5, p.KL = float64(a.agree)/n, a.top5/n, a.kl/n
 	}
 	return p
-}
-
-// kl is KL(softmax(p) || softmax(q)) in float64.
-func kl(p, q []float32) float64 {
-	lp, lq := logSoftmax(p), logSoftmax(q)
-	var s float64
-	for i := range lp {
-		s += math.Exp(lp[i]) * (lp[i] - lq[i])
-	}
-	return max(s, 0)
-}
-
-func logSoftmax(v []float32) []float64 {
-	mx := math.Inf(-1)
-	for _, x := range v {
-		mx = max(mx, float64(x))
-	}
-	var sum float64
-	for _, x := range v {
-		sum += math.Exp(float64(x) - mx)
-	}
-	out := make([]float64, len(v))
-	lse := mx + math.Log(sum)
-	for i, x := range v {
-		out[i] = float64(x) - lse
-	}
-	return out
 }
 
 // topK returns the indices of the k largest values.
@@ -214,14 +189,4 @@ func (m *Model) forced(p *predictor, h []float32, frame []int) [][]float32 {
 		rows = 1
 	}
 	return out
-}
-
-func argmax(v []float32) int {
-	best := 0
-	for i, x := range v {
-		if x > v[best] {
-			best = i
-		}
-	}
-	return best
 }
