@@ -7,7 +7,6 @@ import (
 	"sort"
 	"sync"
 
-	"github.com/siskin-ml/siskin/eval"
 	"github.com/siskin-ml/siskin/kv"
 	"github.com/siskin-ml/siskin/model"
 	"github.com/siskin-ml/siskin/sample"
@@ -50,7 +49,7 @@ func (a *parityAcc) add(got, ref []float32) {
 	for i := range got {
 		a.maxDiff = max(a.maxDiff, math.Abs(float64(got[i]-ref[i])))
 	}
-	a.kl += eval.KL(ref, got)
+	a.kl += kl(ref, got)
 }
 
 func (a *parityAcc) result() Parity {
@@ -187,6 +186,34 @@ func (m *Model) forced(p *predictor, h []float32, frame []int) [][]float32 {
 		x = make([]float32, c.Talker.Hidden)
 		model.Embed(x, p.embed[g], []int{frame[g+1]})
 		rows = 1
+	}
+	return out
+}
+
+// kl is KL(softmax(p) || softmax(q)) in float64, as eval.KL (which this
+// package cannot import: eval's tests import the engine, which imports it).
+func kl(p, q []float32) float64 {
+	lp, lq := logSoftmax(p), logSoftmax(q)
+	var s float64
+	for i := range lp {
+		s += math.Exp(lp[i]) * (lp[i] - lq[i])
+	}
+	return max(s, 0)
+}
+
+func logSoftmax(v []float32) []float64 {
+	mx := math.Inf(-1)
+	for _, x := range v {
+		mx = max(mx, float64(x))
+	}
+	var sum float64
+	for _, x := range v {
+		sum += math.Exp(float64(x) - mx)
+	}
+	out := make([]float64, len(v))
+	lse := mx + math.Log(sum)
+	for i, x := range v {
+		out[i] = float64(x) - lse
 	}
 	return out
 }

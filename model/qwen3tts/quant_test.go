@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/siskin-ml/siskin/eval"
 	"github.com/siskin-ml/siskin/model/qwen3tts/synth"
 	"github.com/siskin-ml/siskin/sample"
 	"github.com/siskin-ml/siskin/tensor"
@@ -165,7 +164,7 @@ func TestTalkerW4A8(t *testing.T) {
 		scale = max(scale, math.Abs(float64(a[i])))
 		diff = max(diff, math.Abs(float64(a[i]-b[i])))
 	}
-	t.Logf("talker prefill logits: largest %.3g, max difference %.3g, KL %.3g", scale, diff, eval.KL(a, b))
+	t.Logf("talker prefill logits: largest %.3g, max difference %.3g, KL %.3g", scale, diff, kl(a, b))
 	if sample.Argmax(a) != sample.Argmax(b) || diff > 0.35*scale {
 		t.Fatalf("w4a8 talker: argmax %d vs %d, max difference %.3g of %.3g", sample.Argmax(b), sample.Argmax(a), diff, scale)
 	}
