@@ -112,6 +112,12 @@ func (l *llmStage) Start(it *Item) error {
 	l.prefix.evict(l.room())
 	l.storeCacheBytes()
 	s := &seq{cache: l.m.NewCache()}
+	// What Reserve counted: the cache never grows past it.
+	if r.Embed == NoEmbed {
+		s.cache.Limit(len(r.Prompt) + r.MaxTokens)
+	} else {
+		s.cache.Limit(len(r.Prompt))
+	}
 	// Mean pooling needs every prompt token's hidden state: no prefix.
 	if chain := l.prefix.lookup(r.Prompt, r.CacheSalt); len(chain) > 0 && r.Embed != PoolMean {
 		l.prefix.restore(s.cache, chain)
