@@ -81,7 +81,8 @@ func q4k512(a *asm, A int) {
 		name = "q4kPackVec4AVX512"
 		args = "$256-104"
 	}
-	l := func(s string) string { return fmt.Sprintf("q4kz%d%s", A, s) }
+	name += tune.suffix
+	l := func(s string) string { return fmt.Sprintf("q4kz%d%s%s", A, tune.suffix, s) }
 	a.raw("// func %s%s", name, sig(A))
 	a.raw("TEXT ·%s(SB), NOSPLIT, %s", name, args)
 	loadArgs(a, A)
@@ -90,7 +91,7 @@ func q4k512(a *asm, A int) {
 	a.op("IMUL3Q $1152, R10, R10")
 	a.op("VMOVDQU64 zk0f<>(SB), Z9")
 	if A == 1 {
-		entryPrefetch(a, 2048+128)
+		entryPrefetch(a, tune.ahead(prefetchAhead)+128)
 	}
 	a.label(l("pair"))
 	a.op("MOVQ x_base+%d(FP), R12", xOff(A))
@@ -106,7 +107,7 @@ func q4k512(a *asm, A int) {
 	}
 	a.label(l("block"))
 	if A == 1 {
-		pairPrefetchBase(a, 1152, 2048)
+		pairPrefetchBase(a, 1152, tune.ahead(prefetchAhead))
 	}
 	q4kScales512(a)
 	for i := 0; i < A; i++ {
@@ -181,8 +182,7 @@ func q4kChunk1(a *asm, c int) {
 		a.op("VPXORD %s, %s, %s", z(r), z(r), z(r))
 	}
 	for p := 0; p < 256; p += 64 {
-		a.op("PREFETCHT0 %d(BX)", 2048+128+256*c+p)
-		a.op("PREFETCHT0 %d(BX)(R10*1)", 2048+128+256*c+p)
+		prefetchPair(a, tune.ahead(prefetchAhead)+128+256*c+p)
 	}
 	for k := 0; k < 8; k++ {
 		pairLoad(a, 128+256*c+32*k, 29)
@@ -293,7 +293,8 @@ func q6k512(a *asm, A int) {
 		name = "q6kPackVec4AVX512"
 		args = "$0-104"
 	}
-	l := func(s string) string { return fmt.Sprintf("q6kz%d%s", A, s) }
+	name += tune.suffix
+	l := func(s string) string { return fmt.Sprintf("q6kz%d%s%s", A, tune.suffix, s) }
 	a.raw("// func %s%s", name, sig(A))
 	a.raw("TEXT ·%s(SB), NOSPLIT, %s", name, args)
 	loadArgs(a, A)
@@ -307,7 +308,7 @@ func q6k512(a *asm, A int) {
 		a.op("VMOVDQU64 zk30<>(SB), Z10")
 	}
 	if A == 1 {
-		entryPrefetch(a, 2048)
+		entryPrefetch(a, tune.ahead(prefetchAhead))
 	}
 	a.label(l("pair"))
 	a.op("MOVQ x_base+%d(FP), R12", xOff(A))
@@ -326,11 +327,10 @@ func q6k512(a *asm, A int) {
 	for n := 0; n < 2; n++ {
 		if A == 1 {
 			if n == 0 {
-				pairPrefetchBase(a, 1680, 2048)
+				pairPrefetchBase(a, 1680, tune.ahead(prefetchAhead))
 			}
 			for p := 0; p < 1680/2; p += 64 {
-				a.op("PREFETCHT0 %d(BX)", 2048+840*n+p)
-				a.op("PREFETCHT0 %d(BX)(R10*1)", 2048+840*n+p)
+				prefetchPair(a, tune.ahead(prefetchAhead)+840*n+p)
 			}
 			q6kHalf1(a, n)
 		} else {
@@ -402,7 +402,8 @@ func q8z(a *asm, four bool, A int) {
 		name = typ + "PackVec4AVX512"
 		args = "$0-104"
 	}
-	l := func(s string) string { return fmt.Sprintf("%sz%d%s", typ, A, s) }
+	name += tune.suffix
+	l := func(s string) string { return fmt.Sprintf("%sz%d%s%s", typ, A, tune.suffix, s) }
 	a.raw("// func %s%s", name, sig(A))
 	a.raw("TEXT ·%s(SB), NOSPLIT, %s", name, args)
 	loadArgs(a, A)
@@ -415,7 +416,7 @@ func q8z(a *asm, four bool, A int) {
 		a.op("VMOVDQU64 zk80<>(SB), Z9")
 	}
 	if A == 1 {
-		entryPrefetch(a, 8*gb)
+		entryPrefetch(a, tune.ahead(prefetchAhead))
 	}
 	a.label(l("pair"))
 	a.op("MOVQ x_base+%d(FP), R12", xOff(A))
@@ -429,10 +430,9 @@ func q8z(a *asm, four bool, A int) {
 	}
 	a.label(l("block"))
 	if A == 1 {
-		pairPrefetchBase(a, gb, 8*gb)
+		pairPrefetchBase(a, gb, tune.ahead(prefetchAhead))
 		for p := 0; p < gb; p += 64 {
-			a.op("PREFETCHT0 %d(BX)", 8*gb+p)
-			a.op("PREFETCHT0 %d(BX)(R10*1)", 8*gb+p)
+			prefetchPair(a, tune.ahead(prefetchAhead)+p)
 		}
 	}
 	for r := 0; r < A; r++ {
@@ -608,6 +608,9 @@ func q6kHalf4(a *asm, n int) {
 // of g+2. gb is the bytes of a group block; DX the blocks left in the
 // group, this one included. Clobbers R8.
 func pairPrefetchBase(a *asm, gb, ahead int) {
+	if tune.noPrefetch {
+		return
+	}
 	a.op("IMUL3Q $%d, DX, BX", gb)
 	a.op("LEAQ (SI)(R10*1), R8")
 	a.op("CMPQ BX, $%d", ahead)
@@ -619,8 +622,49 @@ func pairPrefetchBase(a *asm, gb, ahead int) {
 // first pair (a call's first loads would otherwise wait for the
 // hardware prefetcher to see the two streams).
 func entryPrefetch(a *asm, ahead int) {
+	if tune.noPrefetch {
+		return
+	}
 	for off := 0; off < ahead; off += 64 {
 		a.op("PREFETCHT0 %d(SI)", off)
 		a.op("PREFETCHT0 %d(SI)(R10*1)", off)
 	}
+}
+
+// prefetchPair prefetches byte off past BX in both groups.
+func prefetchPair(a *asm, off int) {
+	if tune.noPrefetch {
+		return
+	}
+	if !tune.onlySecond {
+		a.op("PREFETCHT0 %d(BX)", off)
+	}
+	a.op("PREFETCHT0 %d(BX)(R10*1)", off)
+}
+
+// prefetchAhead is how far ahead (bytes, in each of the two groups) the
+// one-row kernels prefetch. Their loops run many instructions per cache
+// line, so the out-of-order window alone keeps few misses in flight and
+// the hardware prefetchers did not keep up (no software prefetch: 0.45-0.6
+// of the read-only sum's rate); 4 KiB per stream (8 KiB per thread) covers
+// the loaded latency at the per-thread bandwidth. BenchmarkPackedStream on
+// the Zen 5 EPYC, against 2 KiB (Q4_K, Q6_K) and 1152 bytes (Q4_0): see
+// the commit that set it.
+const prefetchAhead = 4096
+
+// tune: variants of the one-row kernels for experiments (exp.go).
+var tune tuning
+
+type tuning struct {
+	suffix     string
+	aheadBytes int // 0: the kernel's default
+	noPrefetch bool
+	onlySecond bool
+}
+
+func (t tuning) ahead(def int) int {
+	if t.aheadBytes > 0 {
+		return t.aheadBytes
+	}
+	return def
 }

@@ -1,0 +1,180 @@
+//go:build linux && amd64 && gc && !purego
+
+package kernels
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"sort"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/siskin-ml/siskin/tensor"
+)
+
+// streamKernels are the one-activation-row packed kernels that
+// BenchmarkPackedStream times, by weight type (the AVX-512 tier's, called
+// directly on pairs of groups).
+var streamKernels = map[tensor.Type][]streamKernel{
+	tensor.Q4_K: {{"avx512", q4kPackVecAVX512}},
+	tensor.Q6_K: {{"avx512", q6kPackVecAVX512}},
+	tensor.Q4_0: {{"avx512", q4_0PackVecAVX512}},
+}
+
+type streamKernel struct {
+	name string
+	f    packVecAsm
+}
+
+// BenchmarkPackedStream: the AVX-512 one-row packed kernels alone (no
+// pool: each thread calls the kernel on its own contiguous half of the
+// groups) on 256 MiB of packed weights, far past the last-level cache,
+// against the read-only sum of the same bytes split the same way (the
+// bench command's bandwidth probe), the two alternated pass by pass. It
+// reports the median rate of each and the median of the per-pass ratios
+// (kernel/probe): the share of the read ceiling the kernel reaches. Rates
+// are bytes over the largest thread CPU time of the threads (a shared
+// machine's other load disturbs that less than the wall clock).
+func BenchmarkPackedStream(b *testing.B) {
+	if !supported[tierAVX512] {
+		b.Skip("no AVX-512 VNNI")
+	}
+	defer setTier(setTier(tierAVX512))
+	const cols = 2048
+	for _, typ := range []tensor.Type{tensor.Q4_K, tensor.Q6_K, tensor.Q4_0} {
+		w, groups, blocks := streamWeights(typ, cols, 256<<20)
+		k := kernelSets[tierAVX512][typ]
+		x := make([]float32, cols)
+		rng := rand.New(rand.NewPCG(1, 2))
+		for i := range x {
+			x[i] = float32(rng.NormFloat64())
+		}
+		xq := make([]byte, k.actBytes(cols))
+		k.quant(xq, x)
+		out := make([]float32, groups*packRows)
+		for _, th := range []int{1, 2} {
+			b.Run(fmt.Sprintf("%s/threads=%d", typ, th), func(b *testing.B) {
+				kerns := streamKernels[typ]
+				kr := make([][]float64, len(kerns))
+				ratio := make([][]float64, len(kerns))
+				var pr []float64
+				for b.Loop() {
+					for i, kern := range kerns {
+						dk := splitPairs(th, groups, func(g0, g1 int) {
+							kern.f(out[g0*packRows:g1*packRows], w[g0*len(w)/groups:g1*len(w)/groups], g1-g0, blocks, xq)
+						})
+						dp := splitPairs(th, groups, func(g0, g1 int) {
+							streamSink[g0/(groups/2)*8] += streamSum(w[g0*len(w)/groups : g1*len(w)/groups])
+						})
+						kr[i] = append(kr[i], float64(len(w))/dk.Seconds()/1e9)
+						pr = append(pr, float64(len(w))/dp.Seconds()/1e9)
+						ratio[i] = append(ratio[i], kr[i][len(kr[i])-1]/pr[len(pr)-1])
+					}
+				}
+				b.ReportMetric(streamMedian(pr), "probe-GB/s")
+				for i, kern := range kerns {
+					b.ReportMetric(streamMedian(kr[i]), kern.name+"-GB/s")
+					b.ReportMetric(streamMedian(ratio[i]), kern.name+"-ratio")
+				}
+			})
+		}
+	}
+}
+
+// streamWeights returns about size bytes of packed weights of typ (cols
+// columns; random quants, fp16 scales 1/64), as groups groups of blocks
+// blocks: a 256-row matrix packed once and copied.
+func streamWeights(typ tensor.Type, cols, size int) (w []byte, groups, blocks int) {
+	const rows = 256
+	stride, _ := tensor.RowBytes(typ, cols)
+	src := make([]byte, rows*stride)
+	rng := rand.New(rand.NewPCG(3, 4))
+	for i := range src {
+		src[i] = byte(rng.Uint32())
+	}
+	bb := typ.BlockBytes()
+	for off := 0; off < len(src); off += bb {
+		blk := src[off : off+bb]
+		switch typ {
+		case tensor.Q4_K:
+			binary.LittleEndian.PutUint16(blk, 0x2400)
+			binary.LittleEndian.PutUint16(blk[2:], 0x2400)
+		case tensor.Q6_K:
+			binary.LittleEndian.PutUint16(blk[208:], 0x2400)
+		case tensor.Q4_0:
+			binary.LittleEndian.PutUint16(blk, 0x2400)
+		}
+	}
+	m := &tensor.Matrix{Name: "stream", Type: typ, Rows: rows, Cols: cols, Data: src}
+	Prepare(m)
+	defer Release(m)
+	p := lookupPrepared(m)
+	if p == nil || p.fullGroups != rows/packRows {
+		panic("not packed")
+	}
+	n := size / len(p.data)
+	w = packAlloc(n * len(p.data))
+	for i := 0; i < n; i++ {
+		copy(w[i*len(p.data):], p.data)
+	}
+	return w, n * p.groups, p.blocks
+}
+
+// splitPairs calls f on threads contiguous ranges of whole pairs of
+// groups covering [0, groups), each on its own goroutine, and returns the
+// largest thread CPU time that took.
+func splitPairs(threads, groups int, f func(g0, g1 int)) time.Duration {
+	pairs := groups / 2
+	var wg sync.WaitGroup
+	cpu := make([]time.Duration, threads)
+	for t := 0; t < threads; t++ {
+		g0, g1 := 2*(pairs*t/threads), 2*(pairs*(t+1)/threads)
+		wg.Go(func() {
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			c0 := streamThreadCPU()
+			f(g0, g1)
+			cpu[t] = streamThreadCPU() - c0
+		})
+	}
+	wg.Wait()
+	return slices.Max(cpu)
+}
+
+func streamThreadCPU() time.Duration {
+	var ts syscall.Timespec
+	const clockThreadCPUTime = 3
+	syscall.Syscall(syscall.SYS_CLOCK_GETTIME, clockThreadCPUTime, uintptr(unsafe.Pointer(&ts)), 0)
+	return time.Duration(ts.Nano())
+}
+
+var streamSink [16]uint64
+
+func streamSum(b []byte) uint64 {
+	w := unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/8)
+	var s0, s1, s2, s3, s4, s5, s6, s7 uint64
+	for i := 0; i+8 <= len(w); i += 8 {
+		c := w[i : i+8 : i+8]
+		s0 += c[0]
+		s1 += c[1]
+		s2 += c[2]
+		s3 += c[3]
+		s4 += c[4]
+		s5 += c[5]
+		s6 += c[6]
+		s7 += c[7]
+	}
+	return s0 + s1 + s2 + s3 + s4 + s5 + s6 + s7
+}
+
+func streamMedian(v []float64) float64 {
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	return s[len(s)/2]
+}
