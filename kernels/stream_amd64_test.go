@@ -34,7 +34,9 @@ type streamKernel struct {
 
 // BenchmarkPackedStream: the AVX-512 one-row packed kernels alone (no
 // pool: each thread calls the kernel on its own contiguous half of the
-// groups) on 256 MiB of packed weights, far past the last-level cache,
+// groups) on 256 MiB of packed weights, far past the last-level cache
+// ("dram"; and "l2": 256 rows, read over and over, for the kernel's own
+// speed),
 // against the read-only sum of the same bytes split the same way (the
 // bench command's bandwidth probe), the two alternated pass by pass. It
 // reports the median rate of each and the median of the per-pass ratios
@@ -47,8 +49,16 @@ func BenchmarkPackedStream(b *testing.B) {
 	}
 	defer setTier(setTier(tierAVX512))
 	const cols = 2048
-	for _, typ := range []tensor.Type{tensor.Q4_K, tensor.Q6_K, tensor.Q4_0} {
-		w, groups, blocks := streamWeights(typ, cols, 256<<20)
+	for _, c := range []struct {
+		typ  tensor.Type
+		size int
+	}{{tensor.Q4_K, 256 << 20}, {tensor.Q6_K, 256 << 20}, {tensor.Q4_0, 256 << 20}, {tensor.Q4_K, 0}, {tensor.Q6_K, 0}, {tensor.Q4_0, 0}} {
+		typ := c.typ
+		w, groups, blocks := streamWeights(typ, cols, c.size)
+		where, reps := "dram", 1
+		if c.size == 0 {
+			where, reps = "l2", (256<<20)/len(w)
+		}
 		k := kernelSets[tierAVX512][typ]
 		x := make([]float32, cols)
 		rng := rand.New(rand.NewPCG(1, 2))
@@ -59,7 +69,7 @@ func BenchmarkPackedStream(b *testing.B) {
 		k.quant(xq, x)
 		out := make([]float32, groups*packRows)
 		for _, th := range []int{1, 2} {
-			b.Run(fmt.Sprintf("%s/threads=%d", typ, th), func(b *testing.B) {
+			b.Run(fmt.Sprintf("%s/%s/threads=%d", typ, where, th), func(b *testing.B) {
 				kerns := streamKernels[typ]
 				kr := make([][]float64, len(kerns))
 				ratio := make([][]float64, len(kerns))
@@ -67,13 +77,17 @@ func BenchmarkPackedStream(b *testing.B) {
 				for b.Loop() {
 					for i, kern := range kerns {
 						dk := splitPairs(th, groups, func(g0, g1 int) {
-							kern.f(out[g0*packRows:g1*packRows], w[g0*len(w)/groups:g1*len(w)/groups], g1-g0, blocks, xq)
+							for range reps {
+								kern.f(out[g0*packRows:g1*packRows], w[g0*len(w)/groups:g1*len(w)/groups], g1-g0, blocks, xq)
+							}
 						})
 						dp := splitPairs(th, groups, func(g0, g1 int) {
-							streamSink[g0/(groups/2)*8] += streamSum(w[g0*len(w)/groups : g1*len(w)/groups])
+							for range reps {
+								streamSink[g0/(groups/2)*8] += streamSum(w[g0*len(w)/groups : g1*len(w)/groups])
+							}
 						})
-						kr[i] = append(kr[i], float64(len(w))/dk.Seconds()/1e9)
-						pr = append(pr, float64(len(w))/dp.Seconds()/1e9)
+						kr[i] = append(kr[i], float64(reps*len(w))/dk.Seconds()/1e9)
+						pr = append(pr, float64(reps*len(w))/dp.Seconds()/1e9)
 						ratio[i] = append(ratio[i], kr[i][len(kr[i])-1]/pr[len(pr)-1])
 					}
 				}
@@ -118,7 +132,7 @@ func streamWeights(typ tensor.Type, cols, size int) (w []byte, groups, blocks in
 	if p == nil || p.fullGroups != rows/packRows {
 		panic("not packed")
 	}
-	n := size / len(p.data)
+	n := max(1, size/len(p.data))
 	w = packAlloc(n * len(p.data))
 	for i := 0; i < n; i++ {
 		copy(w[i*len(p.data):], p.data)

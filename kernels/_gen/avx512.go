@@ -268,7 +268,11 @@ func avx512File() *asm {
 	q6k512(k, 1)
 	q6k512(k, 4)
 	for _, four := range []bool{true, false} {
-		q8z(k, four, 1)
+		if four {
+			q40z1(k)
+		} else {
+			q8z(k, four, 1)
+		}
 		q8z(k, four, 4)
 	}
 	return k
@@ -636,10 +640,17 @@ func prefetchPair(a *asm, off int) {
 	if tune.noPrefetch {
 		return
 	}
-	if !tune.onlySecond {
-		a.op("PREFETCHT0 %d(BX)", off)
+	if tune.every128 && off/64%2 == 1 {
+		return
 	}
-	a.op("PREFETCHT0 %d(BX)(R10*1)", off)
+	ins := "PREFETCHT0"
+	if tune.insn != "" {
+		ins = tune.insn
+	}
+	if !tune.onlySecond {
+		a.op("%s %d(BX)", ins, off)
+	}
+	a.op("%s %d(BX)(R10*1)", ins, off)
 }
 
 // prefetchAhead is how far ahead (bytes, in each of the two groups) the
@@ -660,6 +671,9 @@ type tuning struct {
 	aheadBytes int // 0: the kernel's default
 	noPrefetch bool
 	onlySecond bool
+	old        bool // the kernel before the change under test
+	insn       string
+	every128   bool
 }
 
 func (t tuning) ahead(def int) int {
@@ -667,4 +681,106 @@ func (t tuning) ahead(def int) int {
 		return t.aheadBytes
 	}
 	return def
+}
+
+// q40z1 is Q4_0 on 16 rows (two groups) for one activation row, two
+// blocks per loop pass (an odd first block alone): q8z's one-row kernel
+// with its per-block overhead (loop, prefetch base, the -8*sum add)
+// shared or folded. Each block's integer sum starts from its -8*sum term
+// (exact, as every integer step) and its float step is q8z's, in block
+// order, so the bits are q8z's. Registers: Z9 0x0f bytes; for block b of
+// the pass Zb/Z24+b the sums of the low/high nibbles, Z29/Z30 weights
+// (Z26/Z27 for b = 1); Z12 the float sums; Z8, Z10, Z11, Z28 the float
+// step's scratch.
+func q40z1(a *asm) {
+	const gb = 144
+	name := "q4_0PackVecAVX512" + tune.suffix
+	l := func(s string) string { return fmt.Sprintf("q4_0z1%s%s", tune.suffix, s) }
+	a.raw("// func %s%s", name, sig(1))
+	a.raw("TEXT ·%s(SB), NOSPLIT, $0-88", name)
+	loadArgs(a, 1)
+	a.op("SHRQ $1, CX")
+	a.op("MOVQ blocks+%d(FP), R10", blocksOff(1))
+	a.op("IMUL3Q $%d, R10, R10", gb)
+	a.op("VMOVDQU64 zk0f<>(SB), Z9")
+	entryPrefetch(a, tune.ahead(prefetchAhead))
+	a.label(l("pair"))
+	a.op("MOVQ x_base+%d(FP), R12", xOff(1))
+	a.op("MOVQ blocks+%d(FP), DX", blocksOff(1))
+	a.op("IMUL3Q $64, DX, R13")
+	a.op("ADDQ R12, R13")
+	a.op("IMUL3Q $68, DX, AX")
+	a.op("ADDQ R12, AX")
+	a.op("VPXORD Z12, Z12, Z12")
+	a.op("TESTQ $1, DX")
+	a.op("JZ %s", l("two"))
+	q40Blocks(a, 1)
+	a.op("DECQ DX")
+	a.op("JZ %s", l("store"))
+	a.label(l("two"))
+	q40Blocks(a, 2)
+	a.op("SUBQ $2, DX")
+	a.op("JNZ %s", l("two"))
+	a.label(l("store"))
+	a.op("VMOVUPS Z12, (DI)")
+	a.op("ADDQ $64, DI")
+	a.op("ADDQ R10, SI")
+	a.op("DECQ CX")
+	a.op("JNZ %s", l("pair"))
+	a.op("VZEROUPPER")
+	a.op("RET")
+	a.raw("")
+}
+
+// q40Blocks: nb (1 or 2) Q4_0 blocks of q40z1, moving the pointers past
+// them.
+func q40Blocks(a *asm, nb int) {
+	const gb = 144
+	pairPrefetchBase(a, gb, tune.ahead(prefetchAhead))
+	for p := 0; p < nb*gb; p += 64 {
+		prefetchPair(a, tune.ahead(prefetchAhead)+p)
+	}
+	for b := 0; b < nb; b++ {
+		a.op("VPBROADCASTD %d(AX), %s", 4*b, z(b))
+		a.op("VPXORD %s, %s, %s", z(24+b), z(24+b), z(24+b))
+	}
+	for k := 0; k < 4; k++ {
+		for b := 0; b < nb; b++ {
+			lo, hi := 29, 30
+			if b == 1 {
+				lo, hi = 26, 27
+			}
+			pairLoad(a, gb*b+32*k, lo)
+			a.op("VPSRLW $4, %s, %s", z(lo), z(hi))
+			a.op("VPANDD Z9, %s, %s", z(lo), z(lo))
+			a.op("VPANDD Z9, %s, %s", z(hi), z(hi))
+			a.op("VPDPBUSD.BCST %d(R12), %s, %s", 32*b+4*k, z(lo), z(b))
+			a.op("VPDPBUSD.BCST %d(R12), %s, %s", 32*b+16+4*k, z(hi), z(24+b))
+		}
+	}
+	for b := 0; b < nb; b++ {
+		a.op("VPADDD %s, %s, %s", z(24+b), z(b), z(b))
+		a.op("VCVTDQ2PS %s, %s", z(b), z(b))
+	}
+	for b := 0; b < nb; b++ {
+		d, s := 8, 28
+		if b == 1 {
+			d, s = 10, 11
+		}
+		pairLoad16(a, gb*b+gb-16, d)
+		a.op("VCVTPH2PS %s, %s", y(d), z(d))
+		a.op("VBROADCASTSS %d(R13), %s", 4*b, z(s))
+		a.op("VMULPS %s, %s, %s", z(s), z(d), z(s))
+	}
+	for b := 0; b < nb; b++ {
+		s := 28
+		if b == 1 {
+			s = 11
+		}
+		a.op("VFMADD231PS %s, %s, Z12", z(b), z(s))
+	}
+	a.op("ADDQ $%d, SI", nb*gb)
+	a.op("ADDQ $%d, R12", 32*nb)
+	a.op("ADDQ $%d, R13", 4*nb)
+	a.op("ADDQ $%d, AX", 4*nb)
 }

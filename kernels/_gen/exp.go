@@ -13,11 +13,10 @@ import "fmt"
 
 // expVariants: the variants -exp writes.
 var expVariants = []tuning{
-	{suffix: "A3k", aheadBytes: 3072},
-	{suffix: "A4k", aheadBytes: 4096},
-	{suffix: "A5k", aheadBytes: 5120},
-	{suffix: "A6k", aheadBytes: 6144},
-	{suffix: "A8k", aheadBytes: 8192},
+	{suffix: "T1", insn: "PREFETCHT1"},
+	{suffix: "T2", insn: "PREFETCHT2"},
+	{suffix: "NTA", insn: "PREFETCHNTA"},
+	{suffix: "E128", every128: true},
 }
 
 func expFile() *asm {
@@ -29,7 +28,11 @@ func expFile() *asm {
 		tune = v
 		q4k512(k, 1)
 		q6k512(k, 1)
-		q8z(k, true, 1)
+		if v.old {
+			q8z(k, true, 1)
+		} else {
+			q40z1(k)
+		}
 		for _, n := range []string{"q4kPackVecAVX512", "q6kPackVecAVX512", "q4_0PackVecAVX512"} {
 			decl += fmt.Sprintf("//go:noescape\nfunc %s%s(out []float32, w []byte, groups, blocks int, x []byte)\n\n", n, v.suffix)
 		}
