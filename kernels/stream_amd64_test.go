@@ -192,3 +192,164 @@ func streamMedian(v []float64) float64 {
 	sort.Float64s(s)
 	return s[len(s)/2]
 }
+
+// BenchmarkPackedStreamPool: the packed one-row products through the
+// pool (mulPacked: chunks, hand-offs, the last straggler), on matrices
+// of a Qwen3-1.7B layer's sizes (4096, 2048, 12288 and 6144 rows of 2048
+// columns) carved one after another from 256 MiB of packed weights,
+// against the read-only sum of the same bytes on as many threads, both
+// timed by the wall clock and alternated pass by pass; per guided-chunk
+// share (guidedShare).
+func BenchmarkPackedStreamPool(b *testing.B) {
+	if !supported[tierAVX512] {
+		b.Skip("no AVX-512 VNNI")
+	}
+	defer setTier(setTier(tierAVX512))
+	defer func(g int) { guidedShare = g }(guidedShare)
+	const cols = 2048
+	for _, typ := range []tensor.Type{tensor.Q4_K, tensor.Q6_K, tensor.Q4_0} {
+		w, groups, blocks := streamWeights(typ, cols, 256<<20)
+		k := kernelSets[tierAVX512][typ]
+		gstride := len(w) / groups
+		var ps []*prepared
+		for g, i := 0, 0; ; i++ {
+			rows := []int{4096, 2048, 12288, 6144}[i%4]
+			if g+rows/packRows > groups {
+				break
+			}
+			ps = append(ps, &prepared{tier: tierAVX512, typ: typ, rows: rows, cols: cols, pk: k.packed,
+				data: w[g*gstride : (g+rows/packRows)*gstride], blocks: blocks, gstride: gstride,
+				groups: rows / packRows, fullGroups: rows / packRows})
+			g += rows / packRows
+		}
+		x := make([]float32, cols)
+		for i := range x {
+			x[i] = float32(i%7) - 3
+		}
+		xq := make([]byte, k.actBytes(cols))
+		k.quant(xq, x)
+		out := make([]float32, 12288)
+		b.Run(fmt.Sprintf("%s/threads=%d", typ, Threads()), func(b *testing.B) {
+			shares := []int{4, 2, 8}
+			kr := make([][]float64, len(shares))
+			ratio := make([][]float64, len(shares))
+			var pr []float64
+			var bytes int
+			for _, p := range ps {
+				bytes += len(p.data)
+			}
+			for b.Loop() {
+				for i, sh := range shares {
+					guidedShare = sh
+					t0 := time.Now()
+					for _, p := range ps {
+						mulPacked(out[:p.rows], p, xq, len(xq), 1)
+					}
+					t1 := time.Now()
+					var wg sync.WaitGroup
+					th := Threads()
+					for t := 0; t < th; t++ {
+						wg.Go(func() {
+							for _, p := range ps {
+								n := len(p.data) / 64 / th * 64
+								streamSink[8*t] += streamSum(p.data[t*n : (t+1)*n])
+							}
+						})
+					}
+					wg.Wait()
+					t2 := time.Now()
+					kr[i] = append(kr[i], float64(bytes)/t1.Sub(t0).Seconds()/1e9)
+					pr = append(pr, float64(bytes)/t2.Sub(t1).Seconds()/1e9)
+					ratio[i] = append(ratio[i], kr[i][len(kr[i])-1]/pr[len(pr)-1])
+				}
+			}
+			b.ReportMetric(streamMedian(pr), "probe-GB/s")
+			for i, sh := range shares {
+				b.ReportMetric(streamMedian(kr[i]), fmt.Sprintf("share%d-GB/s", sh))
+				b.ReportMetric(streamMedian(ratio[i]), fmt.Sprintf("share%d-ratio", sh))
+			}
+		})
+	}
+}
+
+// BenchmarkPackedStreamChunks: BenchmarkPackedStream's kernels on two
+// threads in the pool's chunks (guided, a 1/(share*2) part of what is
+// left, at least 4 groups, chunks dealt to the threads in turn) of
+// matrices of a Qwen3-1.7B layer's sizes, by thread CPU time: what the
+// chunk starts and ends cost, against the read-only sum of each thread's
+// half.
+func BenchmarkPackedStreamChunks(b *testing.B) {
+	if !supported[tierAVX512] {
+		b.Skip("no AVX-512 VNNI")
+	}
+	defer setTier(setTier(tierAVX512))
+	const cols = 2048
+	for _, typ := range []tensor.Type{tensor.Q4_K, tensor.Q6_K, tensor.Q4_0} {
+		w, groups, blocks := streamWeights(typ, cols, 256<<20)
+		k := kernelSets[tierAVX512][typ]
+		gstride := len(w) / groups
+		x := make([]float32, cols)
+		for i := range x {
+			x[i] = float32(i%7) - 3
+		}
+		xq := make([]byte, k.actBytes(cols))
+		k.quant(xq, x)
+		out := make([]float32, groups*packRows)
+		// chunks[share][t]: thread t's group ranges.
+		chunks := map[int][2][][2]int{}
+		for _, share := range []int{4, 2} {
+			var cs [2][][2]int
+			i := 0
+			for g, m := 0, 0; ; m++ {
+				n := []int{4096, 2048, 12288, 6144}[m%4] / packRows
+				if g+n > groups {
+					break
+				}
+				for lo := 0; lo < n; i++ {
+					c := max(4, ((n-lo)/(share*2)+3)/4*4)
+					hi := min(lo+c, n)
+					cs[i%2] = append(cs[i%2], [2]int{g + lo, g + hi})
+					lo = hi
+				}
+				g += n
+			}
+			chunks[share] = cs
+		}
+		b.Run(fmt.Sprintf("%s/threads=2", typ), func(b *testing.B) {
+			type variant struct {
+				name  string
+				f     packVecAsm
+				share int
+			}
+			var vs []variant
+			for _, kern := range streamKernels[typ] {
+				for _, share := range []int{4, 2} {
+					vs = append(vs, variant{fmt.Sprintf("%s-share%d", kern.name, share), kern.f, share})
+				}
+			}
+			kr := make([][]float64, len(vs))
+			ratio := make([][]float64, len(vs))
+			var pr []float64
+			for b.Loop() {
+				for i, v := range vs {
+					cs := chunks[v.share]
+					dk := splitPairs(2, 4, func(g0, _ int) { // thread g0/2
+						for _, c := range cs[g0/2] {
+							v.f(out[c[0]*packRows:c[1]*packRows], w[c[0]*gstride:c[1]*gstride], c[1]-c[0], blocks, xq)
+						}
+					})
+					dp := splitPairs(2, groups, func(g0, g1 int) {
+						streamSink[g0/(groups/2)*8] += streamSum(w[g0*gstride : g1*gstride])
+					})
+					kr[i] = append(kr[i], float64(len(w))/dk.Seconds()/1e9)
+					pr = append(pr, float64(len(w))/dp.Seconds()/1e9)
+					ratio[i] = append(ratio[i], kr[i][len(kr[i])-1]/pr[len(pr)-1])
+				}
+			}
+			b.ReportMetric(streamMedian(pr), "probe-GB/s")
+			for i, v := range vs {
+				b.ReportMetric(streamMedian(ratio[i]), v.name+"-ratio")
+			}
+		})
+	}
+}

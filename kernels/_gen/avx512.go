@@ -108,6 +108,12 @@ func q4k512(a *asm, A int) {
 	a.label(l("block"))
 	if A == 1 {
 		pairPrefetchBase(a, 1152, tune.ahead(prefetchAhead))
+		// The block's first 128 bytes (d, dmin, scales); its quants'
+		// 1024 are prefetched chunk by chunk (q4kChunk1).
+		if !tune.old {
+			prefetchPair(a, tune.ahead(prefetchAhead))
+			prefetchPair(a, tune.ahead(prefetchAhead)+64)
+		}
 	}
 	q4kScales512(a)
 	for i := 0; i < A; i++ {
@@ -617,6 +623,11 @@ func pairPrefetchBase(a *asm, gb, ahead int) {
 	}
 	a.op("IMUL3Q $%d, DX, BX", gb)
 	a.op("LEAQ (SI)(R10*1), R8")
+	if tune.stopAtEnd {
+		a.op("LEAQ -%d(SI), R9", ahead)
+		a.op("CMPQ CX, $1")
+		a.op("CMOVQEQ R9, R8")
+	}
 	a.op("CMPQ BX, $%d", ahead)
 	a.op("MOVQ SI, BX")
 	a.op("CMOVQLS R8, BX")
@@ -674,6 +685,7 @@ type tuning struct {
 	old        bool // the kernel before the change under test
 	insn       string
 	every128   bool
+	stopAtEnd  bool // no prefetch past the last pair of a call
 }
 
 func (t tuning) ahead(def int) int {

@@ -13,10 +13,8 @@ import "fmt"
 
 // expVariants: the variants -exp writes.
 var expVariants = []tuning{
-	{suffix: "T1", insn: "PREFETCHT1"},
-	{suffix: "T2", insn: "PREFETCHT2"},
-	{suffix: "NTA", insn: "PREFETCHNTA"},
-	{suffix: "E128", every128: true},
+	{suffix: "Old", old: true},
+	{suffix: "End", stopAtEnd: true},
 }
 
 func expFile() *asm {
