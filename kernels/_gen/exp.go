@@ -13,8 +13,9 @@ import "fmt"
 
 // expVariants: the variants -exp writes.
 var expVariants = []tuning{
-	{suffix: "Old", old: true},
-	{suffix: "End", stopAtEnd: true},
+	{suffix: "A3k", aheadBytes: 3072},
+	{suffix: "A5k", aheadBytes: 5120},
+	{suffix: "A6k", aheadBytes: 6144},
 }
 
 func expFile() *asm {
@@ -26,11 +27,7 @@ func expFile() *asm {
 		tune = v
 		q4k512(k, 1)
 		q6k512(k, 1)
-		if v.old {
-			q8z(k, true, 1)
-		} else {
-			q40z1(k)
-		}
+		q40z1(k)
 		for _, n := range []string{"q4kPackVecAVX512", "q6kPackVecAVX512", "q4_0PackVecAVX512"} {
 			decl += fmt.Sprintf("//go:noescape\nfunc %s%s(out []float32, w []byte, groups, blocks int, x []byte)\n\n", n, v.suffix)
 		}
