@@ -616,7 +616,7 @@ func q6kHalf4(a *asm, n int) {
 // past the end of groups g and g+1 fetch the start of g+2 and g+3, the
 // next pair, rather than the middle of g+1 (read already) and the start
 // of g+2. gb is the bytes of a group block; DX the blocks left in the
-// group, this one included. Clobbers R8.
+// group, this one included. Clobbers R8 (and R9 with tune.stopAtEnd).
 func pairPrefetchBase(a *asm, gb, ahead int) {
 	if tune.noPrefetch {
 		return
@@ -667,11 +667,12 @@ func prefetchPair(a *asm, off int) {
 // prefetchAhead is how far ahead (bytes, in each of the two groups) the
 // one-row kernels prefetch. Their loops run many instructions per cache
 // line, so the out-of-order window alone keeps few misses in flight and
-// the hardware prefetchers did not keep up (no software prefetch: 0.45-0.6
-// of the read-only sum's rate); 4 KiB per stream (8 KiB per thread) covers
-// the loaded latency at the per-thread bandwidth. BenchmarkPackedStream on
-// the Zen 5 EPYC, against 2 KiB (Q4_K, Q6_K) and 1152 bytes (Q4_0): see
-// the commit that set it.
+// the hardware prefetchers do not make up for it (without software
+// prefetch they read at 0.45-0.6 of the read-only sum's rate on the Zen 5
+// EPYC); 4 KiB per group (8 KiB per thread) covers the loaded latency at
+// the per-thread bandwidth. BenchmarkPackedStream there, against the 2
+// KiB this replaced: Q4_K 0.92-0.98 -> 0.98-1.10 of the sum's rate, Q6_K
+// 0.93-0.95 -> 0.97-1.05 (6 or 8 KiB: no better, or worse).
 const prefetchAhead = 4096
 
 // q40Ahead is prefetchAhead for the Q4_0 one-row kernel: 3 KiB measured
