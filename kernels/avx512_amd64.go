@@ -25,6 +25,7 @@ func avx512Kernels() map[tensor.Type]*matKernel {
 	m[tensor.Q6_K] = withPacked(m[tensor.Q6_K], pairedPacked(m[tensor.Q6_K].packed, 8*210, 308, q6kPackVecAVX512, q6kPackVec4AVX512))
 	m[tensor.Q4_0] = withPacked(m[tensor.Q4_0], pairedPacked(m[tensor.Q4_0].packed, 8*18, 72, q4_0PackVecAVX512, q4_0PackVec4AVX512))
 	m[tensor.Q8_0] = withPacked(m[tensor.Q8_0], pairedPacked(m[tensor.Q8_0].packed, 8*34, 72, nil, q8_0PackVec4AVX512))
+	m[tensor.Q8_0] = withPacked(m[tensor.Q8_0], withQ8VNNIVec1(m[tensor.Q8_0].packed))
 	m[tensor.F16] = withVec(m[tensor.F16], floatVec(2, f16At, rowsOf16(f16VecAVX512, f16VecAVX2)),
 		floatVec4(2, f16At, rowsOf6(f16Vec4AVX512, f16Vec4AVX2)))
 	m[tensor.BF16] = withVec(m[tensor.BF16], floatVec(2, bf16At, rowsOf16(bf16VecAVX512, bf16VecAVX2)),
