@@ -84,8 +84,9 @@ func rowsOf16(f, base floatVecAsm) floatVecAsm {
 // pairedPacked wraps AVX-512 packed kernels that take groups two at a
 // time (gb bytes per group block, xb activation bytes per block): an odd
 // last group runs base's kernel, which gives the same bits. base's pack
-// is kept, and its one-row kernel where f1 is nil (Q8_0: the AVX2 decode
-// kernel measured faster, BenchmarkPackedCompute); its eight-row kernel
+// is kept, and its one-row kernel where f1 is nil (Q8_0, whose one-row
+// kernel is then q8vnni_amd64.go's: one group per stream measured faster
+// than two per ZMM when streaming from memory); its eight-row kernel
 // is dropped (Q6_K: four rows of the AVX-512 kernel measured 1.5x its
 // speed).
 func pairedPacked(base *packedKernel, gb, xb int, f1 packVecAsm, f4 packVec4Asm) *packedKernel {
