@@ -85,10 +85,10 @@ func rowsOf16(f, base floatVecAsm) floatVecAsm {
 // time (gb bytes per group block, xb activation bytes per block): an odd
 // last group runs base's kernel, which gives the same bits. base's pack
 // is kept, and its one-row kernel where f1 is nil (Q8_0, whose one-row
-// kernel is then q8vnni_amd64.go's: one group per stream measured faster
-// than two per ZMM when streaming from memory); its eight-row kernel
-// is dropped (Q6_K: four rows of the AVX-512 kernel measured 1.5x its
-// speed).
+// kernel is then q8vnni_amd64.go's: BenchmarkQ8_0Vec1 measured it and
+// q8_0PackVecAVX512 within 10% of each other, 1.1-1.4x AVX2's); its
+// eight-row kernel is dropped (Q6_K: four rows of the AVX-512 kernel
+// measured 1.5x its speed).
 func pairedPacked(base *packedKernel, gb, xb int, f1 packVecAsm, f4 packVec4Asm) *packedKernel {
 	k := *base
 	k.vec8 = nil
