@@ -198,9 +198,9 @@ func checkShape(w *tensor.Matrix) int {
 	return stride
 }
 
-// Blocking of the packed products: groups are taken packTileBytes of
-// weights at a time, an even number of them (the AVX-512 kernels take two
-// groups at a time); for n > 1 they stay in L2 while every activation row
+// Blocking of the packed products: for n > 1 groups are taken
+// packTileBytes of weights at a time, an even number of them (the AVX-512
+// kernels take two groups at a time), and stay in L2 while every activation row
 // of the tile passes over them, four at a time from L1, and activation
 // rows are taken actTileBytes at a time.
 var packTileBytes, packActTileBytes = 96 << 10, actTileBytes
@@ -297,6 +297,10 @@ func mulPacked(out []float32, p *prepared, xq []byte, xs, n int) {
 func (t *packedTask) set(out []float32, p *prepared, xq []byte, xs, n int) int {
 	*t = packedTask{p: p, out: out, n: n, x: xq, xs: xs, actTile: 1, gTile: max(2, packTileBytes/p.gstride&^1)}
 	if n == 1 {
+		// One activation row reads each group once: no tile to keep in
+		// L2, so a chunk of the job is one kernel call (its weights one
+		// run of streams, the activations set up once).
+		t.gTile = max(2, (p.groups+1)&^1)
 		return 4
 	}
 	t.actTile = max(8, packActTileBytes/max(xs, 1)/8*8)

@@ -20,11 +20,13 @@ import (
 
 // streamKernels are the one-activation-row packed kernels that
 // BenchmarkPackedStream times, by weight type (the AVX-512 tier's, called
-// directly on pairs of groups).
+// directly on pairs of groups; for Q8_0 the VNNI kernel, the one taking
+// two groups per ZMM, and AVX2's).
 var streamKernels = map[tensor.Type][]streamKernel{
 	tensor.Q4_K: {{"avx512", q4kPackVecAVX512}},
 	tensor.Q6_K: {{"avx512", q6kPackVecAVX512}},
 	tensor.Q4_0: {{"avx512", q4_0PackVecAVX512}},
+	tensor.Q8_0: {{"vnni", q8_0VecVNNI}, {"avx512pair", q8_0PackVecAVX512}, {"avx2", q8_0PackVecAVX2}},
 }
 
 type streamKernel struct {
@@ -52,7 +54,7 @@ func BenchmarkPackedStream(b *testing.B) {
 	for _, c := range []struct {
 		typ  tensor.Type
 		size int
-	}{{tensor.Q4_K, 256 << 20}, {tensor.Q6_K, 256 << 20}, {tensor.Q4_0, 256 << 20}, {tensor.Q4_K, 0}, {tensor.Q6_K, 0}, {tensor.Q4_0, 0}} {
+	}{{tensor.Q4_K, 256 << 20}, {tensor.Q6_K, 256 << 20}, {tensor.Q4_0, 256 << 20}, {tensor.Q8_0, 256 << 20}, {tensor.Q4_K, 0}, {tensor.Q6_K, 0}, {tensor.Q4_0, 0}} {
 		typ := c.typ
 		w, groups, blocks := streamWeights(typ, cols, c.size)
 		where, reps := "dram", 1

@@ -27,8 +27,8 @@ func (t *ttsBenchFlags) register(cmd *cobra.Command) {
 	f.BoolVar(&t.ignoreEOS, "ignore-eos", false, "--tts: mask EOS so every utterance runs --frames frames")
 	f.StringVar(&t.text, "text", "The quick brown fox jumps over the lazy dog, and then it runs far away.", "--tts: the text spoken")
 	f.BoolVar(&t.w8, "predictor-w8a8", false, "--tts: hold the code predictor's weights as int8 (w8a8), converted at load (--predictor w8a8)")
-	f.StringVar(&t.predictor, "predictor", "", "--tts: the code predictor's weights, converted at load: int8 (q8_0: a scale per 32 weights, lm heads kept), w8a8 or w4a8 (weight paths: a scale per 128) (default: the file's)")
-	f.StringVar(&t.talker, "talker", "", "--tts: the talker's weights, converted at load: int8 (q8_0), w8a8 or w4a8 (default: the file's)")
+	f.StringVar(&t.predictor, "predictor", "", "--tts: the code predictor's weights, converted at load: int8 (q8_0: a scale per 32 weights, lm heads kept), w8a8 or w4a8 (weight paths: a scale per 128), q4_k (4-bit, a scale and a min per 32; rows not a multiple of 256 wide stay as they are) (default: the file's)")
+	f.StringVar(&t.talker, "talker", "", "--tts: the talker's weights, converted at load: int8 (q8_0), w8a8, w4a8 or q4_k (default: the file's)")
 	f.BoolVar(&t.parity, "predictor-parity-check", false, "--tts: keep a float32 code predictor beside the converted one and report their parity (in situ on every 8th frame, and teacher-forced on a float32 utterance beside plain per-row int8 weights)")
 	f.BoolVar(&t.vsFloat, "vs-float32", false, "--tts: also time the float32 code predictor, alternating repetitions with the converted one")
 	f.IntSliceVar(&t.concurrency, "concurrency", []int{1}, "--tts: utterances run together, one test each (comma-separated: 1,4)")
@@ -43,10 +43,10 @@ func weightType(flag, v string) (tensor.Type, error) {
 	case "int8":
 		return tensor.Q8_0, nil
 	}
-	if t, ok := tensor.ParseType(v); ok && (t == tensor.Q8_0 || t == tensor.W8A8 || t == tensor.W4A8) {
+	if t, ok := tensor.ParseType(v); ok && (t == tensor.Q8_0 || t == tensor.W8A8 || t == tensor.W4A8 || t == tensor.Q4_K) {
 		return t, nil
 	}
-	return 0, fmt.Errorf("%s %q: want int8 (q8_0), w8a8 or w4a8", flag, v)
+	return 0, fmt.Errorf("%s %q: want int8 (q8_0), w8a8, w4a8 or q4_k", flag, v)
 }
 
 // loadOptions turns the flags into qwen3tts load options.
@@ -60,7 +60,7 @@ func (t *ttsBenchFlags) loadOptions() (qwen3tts.Options, error) {
 		return o, err
 	}
 	if (t.parity || t.vsFloat) && o.Predictor == 0 {
-		return o, fmt.Errorf("--predictor-parity-check and --vs-float32 compare a converted predictor with float32: give --predictor int8, w8a8 or w4a8")
+		return o, fmt.Errorf("--predictor-parity-check and --vs-float32 compare a converted predictor with float32: give --predictor int8, w8a8, w4a8 or q4_k")
 	}
 	o.ParityCheck, o.RowInt8Baseline = t.parity || t.vsFloat, t.parity
 	return o, nil

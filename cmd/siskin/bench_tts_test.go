@@ -87,7 +87,11 @@ func TestSpeechLoadOptions(t *testing.T) {
 		t.Fatalf("parity without a converted predictor: %v", err)
 	}
 	speechWeights.predictor, speechWeights.parity = "q4_k", false
-	if _, err := speechLoadOptions(); err == nil || !strings.Contains(err.Error(), `--speech-predictor "q4_k"`) {
-		t.Fatalf("q4_k: %v", err)
+	if o, err := speechLoadOptions(); err != nil || o.Predictor != tensor.Q4_K {
+		t.Fatalf("q4_k: %+v %v", o, err)
+	}
+	speechWeights.predictor = "q6_k"
+	if _, err := speechLoadOptions(); err == nil || !strings.Contains(err.Error(), `--speech-predictor "q6_k"`) {
+		t.Fatalf("q6_k: %v", err)
 	}
 }

@@ -42,8 +42,8 @@ var speechWeights struct {
 
 func addSpeechFlags(fl *pflag.FlagSet) {
 	fl.StringVar(&speechModel, "speech-model", "", "a Qwen3-TTS CustomVoice folder to serve beside the -m LLM (/v1/audio/speech); -m alone may also be one")
-	fl.StringVar(&speechWeights.predictor, "speech-predictor", "", "the speech model's code predictor weights, converted at load: int8 (q8_0), w8a8 or w4a8 (default: the file's)")
-	fl.StringVar(&speechWeights.talker, "speech-talker", "", "the speech model's talker weights, converted at load: int8 (q8_0), w8a8 or w4a8 (default: the file's)")
+	fl.StringVar(&speechWeights.predictor, "speech-predictor", "", "the speech model's code predictor weights, converted at load: int8 (q8_0), w8a8, w4a8 or q4_k (default: the file's)")
+	fl.StringVar(&speechWeights.talker, "speech-talker", "", "the speech model's talker weights, converted at load: int8 (q8_0), w8a8, w4a8 or q4_k (default: the file's)")
 	fl.BoolVar(&speechWeights.parity, "predictor-parity-check", false, "with --speech-predictor: keep a float32 code predictor too and compare it with the converted one on every 8th frame (siskin:speech_predictor_parity_* metrics)")
 }
 
@@ -51,7 +51,7 @@ func addSpeechFlags(fl *pflag.FlagSet) {
 func speechLoadOptions() (qwen3tts.Options, error) {
 	o, err := weightOptions("--speech-predictor", speechWeights.predictor, "--speech-talker", speechWeights.talker)
 	if err == nil && speechWeights.parity && o.Predictor == 0 {
-		err = fmt.Errorf("--predictor-parity-check compares a converted code predictor with float32: give --speech-predictor int8, w8a8 or w4a8")
+		err = fmt.Errorf("--predictor-parity-check compares a converted code predictor with float32: give --speech-predictor int8, w8a8, w4a8 or q4_k")
 	}
 	o.ParityCheck = speechWeights.parity
 	return o, err

@@ -47,8 +47,8 @@ func (o Options) predictorType() tensor.Type {
 }
 
 func checkWeightType(side string, t tensor.Type) error {
-	if t != 0 && t != tensor.W8A8 && t != tensor.W4A8 && t != tensor.Q8_0 {
-		return fmt.Errorf("%s weights: %s is not a supported type (q8_0, w8a8 or w4a8)", side, t)
+	if t != 0 && t != tensor.W8A8 && t != tensor.W4A8 && t != tensor.Q8_0 && t != tensor.Q4_K {
+		return fmt.Errorf("%s weights: %s is not a supported type (q8_0, w8a8, w4a8 or q4_k)", side, t)
 	}
 	return nil
 }
