@@ -51,6 +51,10 @@ type packedKernel struct {
 	vec4 func(out []float32, ostride int, w []byte, groups, blocks int, x []byte, xstride int)
 	// vec8, if not nil, is vec4 for eight activation rows.
 	vec8 func(out []float32, ostride int, w []byte, groups, blocks int, x []byte, xstride int)
+	// pad8, if not 0, is the fewest rows of a batch's last incomplete
+	// eight that run through vec8 with zero rows added (padTail), rather
+	// than four and one at a time.
+	pad8 int
 	// pack, if not nil, replaces packGroup (a tier whose kernels read
 	// another layout of the same size: packRowMajor).
 	pack func(typ tensor.Type, dst, src []byte, stride, nrows, blocks int)
@@ -213,9 +217,69 @@ type packedTask struct {
 	xs      int
 	actTile int
 	gTile   int
+	// tail is the first of the last n%8 activation rows when they run
+	// through the eight-row kernel as xpad, a copy with zero rows up to
+	// eight (padTail); n otherwise.
+	tail int
+	xpad *[]byte
 	// tmp receives the incomplete last group (only the thread whose
 	// range holds that group uses it).
 	tmp [8 * packRows]float32
+}
+
+// padRows, if not 0, replaces every kernel's pad8 (tests, benchmarks).
+var padRows = 0
+
+var (
+	padActs   = sync.Pool{New: func() any { return new([]byte) }}
+	padOutput = sync.Pool{New: func() any { return new([]float32) }}
+)
+
+// padTail sets up the padded tail of t (set has run): the last n%8 rows
+// of t.x copied to a buffer of 8 rows, the rest zero (their products are
+// zero and never stored).
+func (t *packedTask) padTail() {
+	t.tail = t.n
+	from := t.p.pk.pad8
+	if padRows != 0 {
+		from = padRows
+	}
+	if t.p.pk.vec8 == nil || from == 0 || t.n%8 < from {
+		return
+	}
+	t.tail = t.n - t.n%8
+	b := padActs.Get().(*[]byte)
+	if cap(*b) < 8*t.xs {
+		*b = make([]byte, 8*t.xs)
+	}
+	*b = (*b)[:8*t.xs]
+	k := copy(*b, t.x[t.tail*t.xs:t.n*t.xs])
+	clear((*b)[k:])
+	t.xpad = b
+}
+
+// release returns t's padded tail buffer.
+func (t *packedTask) release() {
+	if t.xpad != nil {
+		padActs.Put(t.xpad)
+	}
+}
+
+// paddedGroups runs the complete groups [g0, g1) for the padded tail
+// rows through a scratch output.
+func (t *packedTask) paddedGroups(w []byte, g0, g1 int) {
+	p, m := t.p, (g1-g0)*packRows
+	b := padOutput.Get().(*[]float32)
+	if cap(*b) < 8*m {
+		*b = make([]float32, 8*m)
+	}
+	tmp := (*b)[:8*m]
+	p.pk.vec8(tmp, m, w, g1-g0, p.blocks, *t.xpad, t.xs)
+	for j := 0; j < t.n-t.tail; j++ {
+		o := (t.tail+j)*p.rows + g0*packRows
+		copy(t.out[o:o+m], tmp[j*m:(j+1)*m])
+	}
+	padOutput.Put(b)
 }
 
 func (t *packedTask) run(lo, hi int) {
@@ -239,6 +303,10 @@ func (t *packedTask) groups(g0, g1, a0, a1 int) {
 	p, rows, xs := t.p, t.p.rows, t.xs
 	w := p.data[g0*p.gstride : g1*p.gstride]
 	i := a0
+	if a1 > t.tail {
+		t.paddedGroups(w, g0, g1)
+		a1 = t.tail
+	}
 	if p.pk.vec8 != nil {
 		for ; i+8 <= a1; i += 8 {
 			p.pk.vec8(t.out[i*rows+g0*packRows:], rows, w, g1-g0, p.blocks, t.x[i*xs:], xs)
@@ -260,6 +328,13 @@ func (t *packedTask) last(a0, a1 int) {
 	nr := rows - g*packRows
 	tmp := t.tmp[:]
 	i := a0
+	if a1 > t.tail {
+		p.pk.vec8(tmp, packRows, w, 1, p.blocks, *t.xpad, xs)
+		for j := 0; j < t.n-t.tail; j++ {
+			copy(t.out[(t.tail+j)*rows+g*packRows:(t.tail+j)*rows+rows], tmp[j*packRows:j*packRows+nr])
+		}
+		a1 = t.tail
+	}
 	if p.pk.vec8 != nil {
 		for ; i+8 <= a1; i += 8 {
 			p.pk.vec8(tmp, packRows, w, 1, p.blocks, t.x[i*xs:], xs)
@@ -288,6 +363,7 @@ func mulPacked(out []float32, p *prepared, xq []byte, xs, n int) {
 	t := packedTasks.Get().(*packedTask)
 	grain := t.set(out, p, xq, xs, n)
 	parallelFor(t, p.groups, n*p.cols*packRows, grain)
+	t.release()
 	*t = packedTask{}
 	packedTasks.Put(t)
 }
@@ -296,6 +372,7 @@ func mulPacked(out []float32, p *prepared, xq []byte, xs, n int) {
 // into out; it returns the grain of its group range.
 func (t *packedTask) set(out []float32, p *prepared, xq []byte, xs, n int) int {
 	*t = packedTask{p: p, out: out, n: n, x: xq, xs: xs, actTile: 1, gTile: max(2, packTileBytes/p.gstride&^1)}
+	t.padTail()
 	if n == 1 {
 		return 4
 	}
@@ -334,6 +411,9 @@ func mulPackedMulti(outs [][]float32, ps []*prepared, xq []byte, xs, n int) {
 		m.start = append(m.start, m.start[i]+p.groups)
 	}
 	parallelFor(m, m.start[len(ps)], n*ps[0].cols*packRows, grain)
+	for i := range m.parts {
+		m.parts[i].release()
+	}
 	clear(m.parts)
 	m.parts = m.parts[:0]
 	multiPackedTasks.Put(m)

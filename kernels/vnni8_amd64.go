@@ -15,17 +15,24 @@ import "github.com/siskin-ml/siskin/tensor"
 // Q4_K, Q6_K, Q4_0 and Q8_0 kernels in m (before W4A8/W8A8 take the
 // Q4_0/Q8_0 ones).
 func withVec8AVX512(m map[tensor.Type]*matKernel) {
+	// pad: the last rows of a batch (decode streams) run padded to eight
+	// from this many on; fewer measured faster four and one at a time
+	// (BenchmarkPaddedBatch: padded 0.78-0.90x at 5 rows, 0.85-0.88x
+	// at 6 for the K-quants, 1.12-1.16x at 6 for Q4_0/Q8_0, 1.1-1.36x
+	// at 7).
 	for _, k := range []struct {
-		typ    tensor.Type
-		gb, xb int
-		f8     packVec4Asm
+		typ         tensor.Type
+		gb, xb, pad int
+		f8          packVec4Asm
 	}{
-		{tensor.Q4_K, 8 * 144, 308, q4kPackVec8AVX512},
-		{tensor.Q6_K, 8 * 210, 308, q6kPackVec8AVX512},
-		{tensor.Q4_0, 8 * 18, 72, q4_0PackVec8AVX512},
-		{tensor.Q8_0, 8 * 34, 72, q8_0PackVec8AVX512},
+		{tensor.Q4_K, 8 * 144, 308, 7, q4kPackVec8AVX512},
+		{tensor.Q6_K, 8 * 210, 308, 7, q6kPackVec8AVX512},
+		{tensor.Q4_0, 8 * 18, 72, 6, q4_0PackVec8AVX512},
+		{tensor.Q8_0, 8 * 34, 72, 6, q8_0PackVec8AVX512},
 	} {
-		m[k.typ] = withPacked(m[k.typ], pairedPacked8(m[k.typ].packed, k.gb, k.xb, k.f8))
+		pk := pairedPacked8(m[k.typ].packed, k.gb, k.xb, k.f8)
+		pk.pad8 = k.pad
+		m[k.typ] = withPacked(m[k.typ], pk)
 	}
 }
 

@@ -1,6 +1,7 @@
 package kernels_test
 
 import (
+	"fmt"
 	"runtime"
 	"testing"
 
@@ -48,5 +49,47 @@ func BenchmarkPackedRows(b *testing.B) {
 			b.ReportMetric(median(r8), "vec8-GMAC/s")
 			b.ReportMetric(median(ratio), "vec8/vec4")
 		})
+	}
+}
+
+// BenchmarkPaddedBatch: MatMul of a prepared Spark-1.7B-sized projection
+// (3072 x 2048, weights from memory as in decode) with batches of 5-7
+// activation rows on one thread, the last rows run padded to eight
+// through the eight-row kernel or four and one at a time, alternated in
+// each iteration; median ratio of the times (unpadded/padded: above 1,
+// padding pays).
+func BenchmarkPaddedBatch(b *testing.B) {
+	defer kernels.SetThreads(0)
+	const rows, cols = 3072, 2048
+	rng := newRNG(59)
+	for _, typ := range []tensor.Type{tensor.Q4_K, tensor.Q6_K, tensor.Q4_0, tensor.Q8_0} {
+		w := randomMatrix(rng, typ, rows, cols)
+		for _, n := range []int{5, 6, 7} {
+			x := randomVec(rng, n*cols)
+			out := make([]float32, n*rows)
+			b.Run(fmt.Sprintf("%s/n=%d", typ, n), func(b *testing.B) {
+				if !kernels.PackedVec8(kernels.Tier(), typ) {
+					b.Skip("no eight-row kernel in this tier")
+				}
+				kernels.SetThreads(1)
+				runtime.LockOSThread()
+				defer runtime.UnlockOSThread()
+				kernels.Prepare(w)
+				defer kernels.Release(w)
+				defer kernels.SetPadRows(kernels.SetPadRows(5))
+				var ratio []float64
+				for b.Loop() {
+					var d [2]float64
+					for j, pad := range []int{5, 8} {
+						kernels.SetPadRows(pad)
+						c0 := threadCPU()
+						kernels.MatMul(out, w, x, n)
+						d[j] = (threadCPU() - c0).Seconds()
+					}
+					ratio = append(ratio, d[1]/d[0])
+				}
+				b.ReportMetric(median(ratio), "unpadded/padded")
+			})
+		}
 	}
 }
