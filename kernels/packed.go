@@ -24,7 +24,11 @@ import (
 // tier, same layout, same bits), which also run W4A8 and W8A8 packed as
 // Q4_0 and Q8_0 (packlayout.go) (for F16 and BF16
 // the row-major kernels, 3 weight rows by 4 activation rows, were faster
-// than a packed form). The arm64 tiers pack only W4A8 and W8A8, into
+// than a packed form). Batches run eight activation rows per weight load
+// where the tier has an eight-row kernel (AVX-512: every packed type,
+// vnni8_amd64.go; AVX2: Q6_K), four otherwise, and the last rows one at a
+// time, or padded to eight with zero rows where that measured faster
+// (packedKernel.pad8). The arm64 tiers pack only W4A8 and W8A8, into
 // row-major Q4_0 and Q8_0 rows their row-major kernels read
 // (packRowMajor).
 //
