@@ -30,6 +30,7 @@ func avx512Kernels() map[tensor.Type]*matKernel {
 		floatVec4(2, f16At, rowsOf6(f16Vec4AVX512, f16Vec4AVX2)))
 	m[tensor.BF16] = withVec(m[tensor.BF16], floatVec(2, bf16At, rowsOf16(bf16VecAVX512, bf16VecAVX2)),
 		floatVec4(2, bf16At, rowsOf6(bf16Vec4AVX512, bf16Vec4AVX2)))
+	withVec8AVX512(m) // vnni8_amd64.go
 	// W4A8/W8A8 run packed as Q4_0/Q8_0 (packlayout.go).
 	m[tensor.W4A8], m[tensor.W8A8] = q8aWeightKernels(quantQ8aFast, m[tensor.Q4_0].packed, m[tensor.Q8_0].packed)
 	return m

@@ -24,7 +24,11 @@ import (
 // tier, same layout, same bits), which also run W4A8 and W8A8 packed as
 // Q4_0 and Q8_0 (packlayout.go) (for F16 and BF16
 // the row-major kernels, 3 weight rows by 4 activation rows, were faster
-// than a packed form). The arm64 tiers pack only W4A8 and W8A8, into
+// than a packed form). Batches run eight activation rows per weight load
+// where the tier has an eight-row kernel (AVX-512: every packed type,
+// vnni8_amd64.go; AVX2: Q6_K), four otherwise, and the last rows one at a
+// time, or padded to eight with zero rows where that measured faster
+// (packedKernel.pad8). The arm64 tiers pack only W4A8 and W8A8, into
 // row-major Q4_0 and Q8_0 rows their row-major kernels read
 // (packRowMajor).
 //
@@ -51,6 +55,10 @@ type packedKernel struct {
 	vec4 func(out []float32, ostride int, w []byte, groups, blocks int, x []byte, xstride int)
 	// vec8, if not nil, is vec4 for eight activation rows.
 	vec8 func(out []float32, ostride int, w []byte, groups, blocks int, x []byte, xstride int)
+	// pad8, if not 0, is the fewest rows of a batch's last incomplete
+	// eight that run through vec8 with zero rows added (padTail), rather
+	// than four and one at a time.
+	pad8 int
 	// pack, if not nil, replaces packGroup (a tier whose kernels read
 	// another layout of the same size: packRowMajor).
 	pack func(typ tensor.Type, dst, src []byte, stride, nrows, blocks int)
@@ -213,9 +221,69 @@ type packedTask struct {
 	xs      int
 	actTile int
 	gTile   int
+	// tail is the first of the last n%8 activation rows when they run
+	// through the eight-row kernel as xpad, a copy with zero rows up to
+	// eight (padTail); n otherwise.
+	tail int
+	xpad *[]byte
 	// tmp receives the incomplete last group (only the thread whose
 	// range holds that group uses it).
 	tmp [8 * packRows]float32
+}
+
+// padRows, if not 0, replaces every kernel's pad8 (tests, benchmarks).
+var padRows = 0
+
+var (
+	padActs   = sync.Pool{New: func() any { return new([]byte) }}
+	padOutput = sync.Pool{New: func() any { return new([]float32) }}
+)
+
+// padTail sets up the padded tail of t (set has run): the last n%8 rows
+// of t.x copied to a buffer of 8 rows, the rest zero (their products are
+// zero and never stored).
+func (t *packedTask) padTail() {
+	t.tail = t.n
+	from := t.p.pk.pad8
+	if padRows != 0 {
+		from = padRows
+	}
+	if t.p.pk.vec8 == nil || from == 0 || t.n%8 < from {
+		return
+	}
+	t.tail = t.n - t.n%8
+	b := padActs.Get().(*[]byte)
+	if cap(*b) < 8*t.xs {
+		*b = make([]byte, 8*t.xs)
+	}
+	*b = (*b)[:8*t.xs]
+	k := copy(*b, t.x[t.tail*t.xs:t.n*t.xs])
+	clear((*b)[k:])
+	t.xpad = b
+}
+
+// release returns t's padded tail buffer.
+func (t *packedTask) release() {
+	if t.xpad != nil {
+		padActs.Put(t.xpad)
+	}
+}
+
+// paddedGroups runs the complete groups [g0, g1) for the padded tail
+// rows through a scratch output.
+func (t *packedTask) paddedGroups(w []byte, g0, g1 int) {
+	p, m := t.p, (g1-g0)*packRows
+	b := padOutput.Get().(*[]float32)
+	if cap(*b) < 8*m {
+		*b = make([]float32, 8*m)
+	}
+	tmp := (*b)[:8*m]
+	p.pk.vec8(tmp, m, w, g1-g0, p.blocks, *t.xpad, t.xs)
+	for j := 0; j < t.n-t.tail; j++ {
+		o := (t.tail+j)*p.rows + g0*packRows
+		copy(t.out[o:o+m], tmp[j*m:(j+1)*m])
+	}
+	padOutput.Put(b)
 }
 
 func (t *packedTask) run(lo, hi int) {
@@ -239,6 +307,10 @@ func (t *packedTask) groups(g0, g1, a0, a1 int) {
 	p, rows, xs := t.p, t.p.rows, t.xs
 	w := p.data[g0*p.gstride : g1*p.gstride]
 	i := a0
+	if a1 > t.tail {
+		t.paddedGroups(w, g0, g1)
+		a1 = t.tail
+	}
 	if p.pk.vec8 != nil {
 		for ; i+8 <= a1; i += 8 {
 			p.pk.vec8(t.out[i*rows+g0*packRows:], rows, w, g1-g0, p.blocks, t.x[i*xs:], xs)
@@ -260,6 +332,13 @@ func (t *packedTask) last(a0, a1 int) {
 	nr := rows - g*packRows
 	tmp := t.tmp[:]
 	i := a0
+	if a1 > t.tail {
+		p.pk.vec8(tmp, packRows, w, 1, p.blocks, *t.xpad, xs)
+		for j := 0; j < t.n-t.tail; j++ {
+			copy(t.out[(t.tail+j)*rows+g*packRows:(t.tail+j)*rows+rows], tmp[j*packRows:j*packRows+nr])
+		}
+		a1 = t.tail
+	}
 	if p.pk.vec8 != nil {
 		for ; i+8 <= a1; i += 8 {
 			p.pk.vec8(tmp, packRows, w, 1, p.blocks, t.x[i*xs:], xs)
@@ -288,6 +367,7 @@ func mulPacked(out []float32, p *prepared, xq []byte, xs, n int) {
 	t := packedTasks.Get().(*packedTask)
 	grain := t.set(out, p, xq, xs, n)
 	parallelFor(t, p.groups, n*p.cols*packRows, grain)
+	t.release()
 	*t = packedTask{}
 	packedTasks.Put(t)
 }
@@ -296,6 +376,7 @@ func mulPacked(out []float32, p *prepared, xq []byte, xs, n int) {
 // into out; it returns the grain of its group range.
 func (t *packedTask) set(out []float32, p *prepared, xq []byte, xs, n int) int {
 	*t = packedTask{p: p, out: out, n: n, x: xq, xs: xs, actTile: 1, gTile: max(2, packTileBytes/p.gstride&^1)}
+	t.padTail()
 	if n == 1 {
 		// One activation row reads each group once: no tile to keep in
 		// L2, so a chunk of the job is one kernel call (its weights one
@@ -338,6 +419,9 @@ func mulPackedMulti(outs [][]float32, ps []*prepared, xq []byte, xs, n int) {
 		m.start = append(m.start, m.start[i]+p.groups)
 	}
 	parallelFor(m, m.start[len(ps)], n*ps[0].cols*packRows, grain)
+	for i := range m.parts {
+		m.parts[i].release()
+	}
 	clear(m.parts)
 	m.parts = m.parts[:0]
 	multiPackedTasks.Put(m)
