@@ -121,6 +121,7 @@ func main() {
 
 	write("ops_avx2_amd64.s", opsFile())
 	write("packk_avx512_amd64.s", avx512File())
+	write("packk_avxvnni_amd64.s", avxvnniFile())
 	write("float_avx512_amd64.s", float512File())
 	write("conv_amd64.s", convFile())
 	write("conv_arm64.s", convNEONFile())
