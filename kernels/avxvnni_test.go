@@ -2,6 +2,7 @@ package kernels_test
 
 import (
 	"fmt"
+	"os"
 	"slices"
 	"testing"
 
@@ -67,5 +68,34 @@ func TestAVXVNNISameBitsAsAVX2(t *testing.T) {
 				})
 			}
 		}
+	}
+}
+
+// TestTierPreference: start-up picks the first tier the CPU runs in the
+// order avx512 > avxvnni > avx2 > generic (i8mm only when pinned).
+func TestTierPreference(t *testing.T) {
+	avail := kernels.TiersAvailable()
+	if avail[len(avail)-1] != "generic" {
+		t.Fatalf("TiersAvailable %v does not end with generic", avail)
+	}
+	order := []string{"avx512", "avxvnni", "avx2", "generic"}
+	last := -1
+	for _, name := range avail {
+		if i := slices.Index(order, name); i >= 0 {
+			if i < last {
+				t.Fatalf("TiersAvailable %v is not in the order %v", avail, order)
+			}
+			last = i
+		}
+	}
+	if os.Getenv(kernels.EnvKernels) != "" {
+		t.Skipf("%s is set: the start-up pick is not tested", kernels.EnvKernels)
+	}
+	want := avail[0]
+	if want == "i8mm" {
+		want = avail[1]
+	}
+	if got := kernels.Tier(); got != want {
+		t.Fatalf("start-up tier %s, want %s (available %v)", got, want, avail)
 	}
 }

@@ -107,6 +107,19 @@ func parseTier(s string) (tier, bool) {
 // "avxvnni", "avx512", "neon", ...).
 func Tier() string { return tier(current.Load()).String() }
 
+// TiersAvailable returns the tiers this CPU and build can run, in the
+// order start-up prefers them (the last is "generic"); an opt-in tier
+// (i8mm) is listed where it can run, although it is used only when pinned.
+func TiersAvailable() []string {
+	var s []string
+	for _, t := range preference {
+		if supported[t] {
+			s = append(s, t.String())
+		}
+	}
+	return append(s, tierGeneric.String())
+}
+
 // setTier switches the tier (tests); it returns the previous one.
 func setTier(t tier) tier {
 	if !supported[t] {
