@@ -92,19 +92,19 @@ func vnniProbe(a *asm) {
 
 // Q4_K, A activation rows (1 or 4), as q4k. Stack: 0-255 the eight
 // sub-block scales (int32 per row), 256-383 the four min pair vectors
-// (int16 pairs), 384-511 the float sums of the four rows (A = 4).
-// Registers: Y9 0x0f; A = 1: Y12 the float sums, Y4 the block's integer
-// sums, Y0-Y3 the sums of the low (Y0/Y1: even/odd loads) and high
-// (Y2/Y3) nibbles of the chunk in progress, Y5/Y6 the nibbles, Y10/Y11
-// activations. A = 4: Y4+r the block's integer sums of row r, Y0+r and
-// Y12+r its sums of the sub-block in progress (even and odd loads), Y8
-// the nibbles.
+// (int16 pairs). Registers: Y9 0x0f, Y12+r the float sums of row r, Y4+r
+// its integer sums of the block; A = 1: Y0-Y3 the sums of the low
+// (Y0/Y1: even/odd loads) and high (Y2/Y3) nibbles of the chunk in
+// progress, Y5/Y6 the nibbles, Y10/Y11 activations; A = 4: Y0+r row r's
+// sums of the sub-block in progress (one chain per row: splitting it in
+// two, with the float sums on the stack, measured 10-15% slower on Zen
+// 5), Y8 the nibbles.
 func q4kVNNI(a *asm, A int) {
 	name := "q4kPackVecAVXVNNI"
 	args := "$384-88"
 	if A == 4 {
 		name = "q4kPackVec4AVXVNNI"
-		args = "$512-104"
+		args = "$384-104"
 	}
 	l := func(s string) string { return fmt.Sprintf("q4kv%d%s", A, s) }
 	a.raw("// func %s%s", name, sig(A))
@@ -120,11 +120,8 @@ func q4kVNNI(a *asm, A int) {
 	a.op("LEAQ (DX)(DX*8), AX")
 	a.op("SHLQ $2, AX")
 	a.op("ADDQ R13, AX")
-	a.op("VXORPS Y12, Y12, Y12")
-	if A == 4 {
-		for r := 0; r < 4; r++ {
-			a.op("VMOVUPS Y12, %d(SP)", 384+32*r)
-		}
+	for i := 0; i < A; i++ {
+		a.op("VXORPS Y%d, Y%d, Y%d", 12+i, 12+i, 12+i)
 	}
 	a.label(l("block"))
 	// Scales (int32) and mins (int16 pairs) of the 8 rows.
@@ -185,10 +182,7 @@ func q4kVNNI(a *asm, A int) {
 	a.op("VCVTPH2PS (SI), Y8")
 	a.op("VCVTPH2PS 16(SI), Y9")
 	for r := 0; r < A; r++ {
-		f := "Y12"
-		if A == 4 {
-			a.op("VMOVUPS %d(SP), Y12", 384+32*r)
-		}
+		f := y(12 + r)
 		a.op("VBROADCASTSS %s, Y10", act(0, "R13", r))
 		a.op("VMULPS Y10, Y8, Y11")
 		a.op("VCVTDQ2PS %s, %s", y(4+r), y(4+r))
@@ -196,9 +190,6 @@ func q4kVNNI(a *asm, A int) {
 		a.op("VMULPS Y10, Y9, Y11")
 		a.op("VCVTDQ2PS %s, %s", y(r), y(r))
 		a.op("VFNMADD231PS %s, Y11, %s", y(r), f)
-		if A == 4 {
-			a.op("VMOVUPS Y12, %d(SP)", 384+32*r)
-		}
 	}
 	a.op("VMOVDQU pk0f<>(SB), Y9")
 	a.op("ADDQ $1152, SI")
@@ -207,11 +198,6 @@ func q4kVNNI(a *asm, A int) {
 	a.op("ADDQ $16, AX")
 	a.op("DECQ DX")
 	a.op("JNZ %s", l("block"))
-	if A == 4 {
-		for r := 0; r < 4; r++ {
-			a.op("VMOVUPS %d(SP), %s", 384+32*r, y(12+r))
-		}
-	}
 	storeGroup(a, A)
 	a.op("DECQ CX")
 	a.op("JNZ %s", l("group"))
@@ -253,7 +239,6 @@ func q4kChunkVNNI4(a *asm, c int) {
 	for h := 0; h < 2; h++ {
 		for r := 0; r < 4; r++ {
 			a.op("VPXOR %s, %s, %s", y(r), y(r), y(r))
-			a.op("VPXOR %s, %s, %s", y(12+r), y(12+r), y(12+r))
 		}
 		for k := 0; k < 8; k++ {
 			w := 128 + 256*c + 32*k
@@ -267,15 +252,10 @@ func q4kChunkVNNI4(a *asm, c int) {
 			for r := 0; r < 4; r++ {
 				t := 10 + r%2
 				a.op("VPBROADCASTD %s, %s", act(64*c+32*h+4*k, "R12", r), y(t))
-				acc := r
-				if k%2 == 1 {
-					acc = 12 + r
-				}
-				vpdpbusd(a, t, 8, acc)
+				vpdpbusd(a, t, 8, r)
 			}
 		}
 		for r := 0; r < 4; r++ {
-			a.op("VPADDD %s, %s, %s", y(12+r), y(r), y(r))
 			a.op("VPMULLD %d(SP), %s, %s", 32*(2*c+h), y(r), y(r))
 			a.op("VPADDD %s, %s, %s", y(r), y(4+r), y(4+r))
 		}
@@ -432,9 +412,10 @@ func epilogueStack(a *asm, l string, A, f, sp int) {
 // x+68nb), as q8. Q4_0: the nibbles enter VPDPBUSD unsigned and the
 // offset 8 is the -8*sum term. Q8_0: the signed weights enter as w+128
 // (XOR 0x80) and 128*sum (16 times the -8*sum term) is taken off.
-// Registers: Y0+r and Y12+r the two integer sums of row r (even and odd
-// loads), Y4+r the float sums, Y8 weights, then their d; Y9 0x0f or 0x80
-// bytes, Y10/Y11 activations.
+// Registers: Y0+r the integer sums of row r (Q8_0: of the even loads,
+// Y12+r of the odd ones; Q4_0 with two chains measured slower on Zen 5),
+// Y4+r the float sums, Y8 weights, then their d; Y9 0x0f or 0x80 bytes,
+// Y10/Y11 activations.
 func q8VNNI(a *asm, four bool, A int) {
 	typ, gb := "q8_0", 272
 	if four {
@@ -463,7 +444,9 @@ func q8VNNI(a *asm, four bool, A int) {
 	}
 	for r := 0; r < A; r++ {
 		a.op("VPXOR %s, %s, %s", y(r), y(r), y(r))
-		a.op("VPXOR %s, %s, %s", y(12+r), y(12+r), y(12+r))
+		if !four {
+			a.op("VPXOR %s, %s, %s", y(12+r), y(12+r), y(12+r))
+		}
 	}
 	if four {
 		for k := 0; k < 4; k++ {
@@ -478,7 +461,7 @@ func q8VNNI(a *asm, four bool, A int) {
 				for r := 0; r < A; r++ {
 					t := 10 + r%2
 					a.op("VPBROADCASTD %s, %s", act(16*h+4*k, "R12", r), y(t))
-					vpdpbusd(a, t, 8, 12*h+r)
+					vpdpbusd(a, t, 8, r)
 				}
 			}
 		}
@@ -494,7 +477,9 @@ func q8VNNI(a *asm, four bool, A int) {
 	}
 	for r := 0; r < A; r++ {
 		t := y(10 + r%2)
-		a.op("VPADDD %s, %s, %s", y(12+r), y(r), y(r))
+		if !four {
+			a.op("VPADDD %s, %s, %s", y(12+r), y(r), y(r))
+		}
 		a.op("VPBROADCASTD %s, %s", act(0, "AX", r), t)
 		if !four {
 			a.op("VPSLLD $4, %s, %s", t, t)
