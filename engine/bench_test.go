@@ -3,8 +3,13 @@ package engine
 import (
 	"context"
 	"fmt"
+	"os"
 	"sync"
 	"testing"
+
+	"github.com/siskin-ml/siskin/model"
+	"github.com/siskin-ml/siskin/model/load"
+	"github.com/siskin-ml/siskin/sample"
 )
 
 // BenchmarkEngine measures the scheduler loop on the tiny model: one op
@@ -37,4 +42,70 @@ func BenchmarkEngine(b *testing.B) {
 			b.ReportMetric(float64(b.N*conc*32)/b.Elapsed().Seconds(), "tok/s")
 		})
 	}
+}
+
+// BenchmarkModelStreams is what the server's 8-stream test measures,
+// without HTTP: 1 or 8 concurrent requests of a 16-token prompt and 48
+// new tokens (EOS ignored; greedy, or top_p 0.95 at temperature 0.8) on
+// the model in $SISKIN_BENCH_MODEL (a GGUF file; skipped when unset),
+// after one warm-up request. One op is one round; tok/s counts generated
+// tokens over the rounds' wall time.
+//
+//	SISKIN_BENCH_MODEL=/tmp/q4km.gguf go test -run NONE -bench ModelStreams -benchtime 3x -cpuprofile cpu.out ./engine/
+func BenchmarkModelStreams(b *testing.B) {
+	path := os.Getenv("SISKIN_BENCH_MODEL")
+	if path == "" {
+		b.Skip("set SISKIN_BENCH_MODEL to a GGUF file")
+	}
+	l, err := load.Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer l.Close()
+	greedy, topP := sample.Defaults(), sample.Defaults()
+	greedy.Temperature = 0
+	topP.Temperature, topP.TopP, topP.Seeded = 0.8, 0.95, true
+	for _, sp := range []struct {
+		name string
+		p    sample.Params
+	}{{"greedy", greedy}, {"top_p", topP}} {
+		for _, conc := range []int{1, 8} {
+			b.Run(fmt.Sprintf("%s/streams=%d", sp.name, conc), func(b *testing.B) {
+				benchStreams(b, l.Model, sp.p, conc)
+			})
+		}
+	}
+}
+
+func benchStreams(b *testing.B, m model.Model, sp sample.Params, conc int) {
+	e := New(m, Config{MaxNumSeqs: 16, MaxNumBatchedTokens: 512})
+	defer e.Close()
+	round := func(conc, tokens int) {
+		var wg sync.WaitGroup
+		for s := range conc {
+			wg.Go(func() {
+				p := prompt(16, s)
+				sp := sp
+				sp.Seed = uint64(s)
+				sq, err := sample.NewSequence(sp, p)
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				ch, err := e.Submit(context.Background(), Request{Prompt: p, MaxTokens: tokens, Sampler: sq})
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				for range ch {
+				}
+			})
+		}
+		wg.Wait()
+	}
+	round(1, 8)
+	for b.Loop() {
+		round(conc, 48)
+	}
+	b.ReportMetric(float64(b.N*conc*48)/b.Elapsed().Seconds(), "tok/s")
 }

@@ -82,7 +82,9 @@ var ErrQueueFull = errors.New("engine: too many waiting requests")
 // ErrTooLarge is returned by Submit when a request can never fit the KV budget.
 var ErrTooLarge = errors.New("engine: request needs more KV cache than the whole budget")
 
-// Sampler chooses each next token of one sequence.
+// Sampler chooses each next token of one sequence. The engine may call
+// the samplers of different requests at the same time (never one sampler
+// twice at once), so samplers must not share mutable state.
 type Sampler interface {
 	Sample(logits []float32) (sample.Token, error)
 }

@@ -3,8 +3,10 @@ package engine
 import (
 	"fmt"
 
+	"github.com/siskin-ml/siskin/kernels"
 	"github.com/siskin-ml/siskin/kv"
 	"github.com/siskin-ml/siskin/model"
+	"github.com/siskin-ml/siskin/sample"
 )
 
 // llmStage generates tokens with a model: its items read their prompt
@@ -19,6 +21,7 @@ type llmStage struct {
 	// Scratch reused by every step.
 	seqs   []model.Seq
 	owners []*Item
+	picks  []pick
 }
 
 // LLMStage returns a stage that runs m on the Request's prompt with
@@ -109,6 +112,12 @@ func (l *llmStage) Start(it *Item) error {
 	l.prefix.evict(l.room())
 	l.storeCacheBytes()
 	s := &seq{cache: l.m.NewCache()}
+	// What Reserve counted: the cache never grows past it.
+	if r.Embed == NoEmbed {
+		s.cache.Limit(len(r.Prompt) + r.MaxTokens)
+	} else {
+		s.cache.Limit(len(r.Prompt))
+	}
 	// Mean pooling needs every prompt token's hidden state: no prefix.
 	if chain := l.prefix.lookup(r.Prompt, r.CacheSalt); len(chain) > 0 && r.Embed != PoolMean {
 		l.prefix.restore(s.cache, chain)
@@ -135,6 +144,55 @@ func (l *llmStage) Release(it *Item) {
 // Step runs one batched forward pass: one token for every decoding
 // sequence, then prompt chunks within the token budget.
 func (l *llmStage) Step(batch []*Item) {
+	seqs, owners := l.plan(batch)
+	defer func() {
+		clear(seqs)
+		clear(owners)
+		l.seqs, l.owners = seqs[:0], owners[:0]
+	}()
+	if len(seqs) == 0 {
+		return
+	}
+	logits, err := l.m.ForwardBatch(seqs)
+	if err != nil {
+		for _, it := range owners {
+			it.Fail(err)
+		}
+		return
+	}
+	st := &l.e.stats
+	picks := l.picks[:0]
+	for i, it := range owners {
+		s := it.State.(*seq)
+		r := &it.r.req
+		if s.fed < len(r.Prompt) {
+			s.fed += len(seqs[i].Tokens)
+			st.promptTokens.Add(int64(len(seqs[i].Tokens)))
+		}
+		l.cacheBlocks(it, s)
+		if r.Embed != NoEmbed {
+			l.embed(it, s, logits[i])
+			continue
+		}
+		if s.fed < len(r.Prompt) {
+			continue // more prompt chunks to come
+		}
+		if it.r.ctx.Err() != nil {
+			continue // dropped before the next step
+		}
+		picks = append(picks, pick{it: it, logits: logits[i]})
+	}
+	l.sample(picks)
+	for i := range picks {
+		l.emit(&picks[i])
+	}
+	clear(picks)
+	l.picks = picks[:0]
+}
+
+// plan lays out a step: one token for every decoding item, then prompt
+// chunks within the token budget.
+func (l *llmStage) plan(batch []*Item) ([]model.Seq, []*Item) {
 	budget := l.maxToks
 	seqs, owners := l.seqs[:0], l.owners[:0]
 	for _, it := range batch {
@@ -156,59 +214,57 @@ func (l *llmStage) Step(batch []*Item) {
 			budget -= n
 		}
 	}
-	defer func() {
-		clear(seqs)
-		clear(owners)
-		l.seqs, l.owners = seqs[:0], owners[:0]
-	}()
-	if len(seqs) == 0 {
+	return seqs, owners
+}
+
+// pick is one sequence's next-token choice in a step.
+type pick struct {
+	it     *Item
+	logits []float32
+	tok    sample.Token
+	err    error
+}
+
+// sample runs the picks' samplers, several at once on the kernels'
+// threads: with two threads, a step's sampling would otherwise leave one
+// idle (8 top-p draws over a 152k vocabulary take milliseconds). Each
+// request's sampler is its own (seeded by request and step), so the
+// tokens depend on neither the order nor the thread.
+func (l *llmStage) sample(picks []pick) {
+	if len(picks) == 0 {
 		return
 	}
-	logits, err := l.m.ForwardBatch(seqs)
-	if err != nil {
-		for _, it := range owners {
-			it.Fail(err)
+	// A vocabulary entry costs a sampler about a nanosecond, what the
+	// kernels take for some 64 multiply-adds (ParallelFor's unit).
+	kernels.ParallelFor(len(picks), 64*len(picks[0].logits), 1, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			p := &picks[i]
+			p.tok, p.err = p.it.r.req.Sampler.Sample(p.logits)
 		}
+	})
+}
+
+// emit reports a sampled token (or the sampler's error) and ends the
+// item at a stop token or its token limit.
+func (l *llmStage) emit(p *pick) {
+	it, s, r := p.it, p.it.State.(*seq), &p.it.r.req
+	if p.err != nil {
+		it.Fail(p.err)
 		return
 	}
-	st := &l.e.stats
-	for i, it := range owners {
-		s := it.State.(*seq)
-		r := &it.r.req
-		if s.fed < len(r.Prompt) {
-			s.fed += len(seqs[i].Tokens)
-			st.promptTokens.Add(int64(len(seqs[i].Tokens)))
-		}
-		l.cacheBlocks(it, s)
-		if r.Embed != NoEmbed {
-			l.embed(it, s, logits[i])
-			continue
-		}
-		if s.fed < len(r.Prompt) {
-			continue // more prompt chunks to come
-		}
-		if it.r.ctx.Err() != nil {
-			continue // dropped before the next step
-		}
-		tok, err := r.Sampler.Sample(logits[i])
-		if err != nil {
-			it.Fail(err)
-			continue
-		}
-		ev := Event{Token: tok}
-		st.generationTokens.Add(1)
-		stop := r.Stop != nil && r.Stop(tok.ID)
-		if !stop {
-			s.generated = append(s.generated, tok.ID)
-		}
-		switch {
-		case stop:
-			ev.Finish = FinishStop
-		case len(s.generated) >= r.MaxTokens:
-			ev.Finish = FinishLength
-		}
-		it.Emit(ev)
+	ev := Event{Token: p.tok}
+	l.e.stats.generationTokens.Add(1)
+	stop := r.Stop != nil && r.Stop(p.tok.ID)
+	if !stop {
+		s.generated = append(s.generated, p.tok.ID)
 	}
+	switch {
+	case stop:
+		ev.Finish = FinishStop
+	case len(s.generated) >= r.MaxTokens:
+		ev.Finish = FinishLength
+	}
+	it.Emit(ev)
 }
 
 // embed pools an embedding request's hidden states (out: one row per

@@ -102,14 +102,17 @@ type maskCaches struct {
 var preludeMasks maskCaches
 
 func (g *Grammar) vocabMasks(v *Vocab) *vocabMasks {
-	vm := g.masks.forVocab(v)
+	var shared *vocabMasks
 	if g.shared > 0 {
-		vm.shared = preludeMasks.forVocab(v)
+		shared = preludeMasks.forVocab(v, nil)
 	}
-	return vm
+	return g.masks.forVocab(v, shared)
 }
 
-func (mc *maskCaches) forVocab(v *Vocab) *vocabMasks {
+// forVocab returns v's masks, made with the prelude's masks shared when
+// first asked for: set once under the lock, since matchers are made on
+// the server's goroutines while the engine's masks read it.
+func (mc *maskCaches) forVocab(v *Vocab, shared *vocabMasks) *vocabMasks {
 	mc.mu.Lock()
 	defer mc.mu.Unlock()
 	if mc.m == nil {
@@ -117,7 +120,7 @@ func (mc *maskCaches) forVocab(v *Vocab) *vocabMasks {
 	}
 	vm := mc.m[v]
 	if vm == nil {
-		vm = &vocabMasks{byPos: map[int32]*posMask{}}
+		vm = &vocabMasks{byPos: map[int32]*posMask{}, shared: shared}
 		mc.m[v] = vm
 	}
 	return vm

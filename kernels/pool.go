@@ -100,6 +100,9 @@ type worker struct {
 	_     [64]byte // keep workers' hot fields on separate cache lines
 }
 
+// guidedShare: a chunk is 1/(guidedShare*threads) of what is left.
+var guidedShare = 4
+
 var thePool = &pool{waiterWake: make(chan struct{}, 1)}
 
 // spinFor is how long an idle worker, or the caller waiting for workers,
@@ -173,7 +176,7 @@ func (p *pool) work() {
 		}
 		// Guided schedule: a share of what is left, rounded up to the
 		// grain, so late chunks are small.
-		c := (n - lo) / (4 * nt)
+		c := (n - lo) / (int64(guidedShare) * nt)
 		c = max(grain, (c+grain-1)/grain*grain)
 		hi := min(lo+c, n)
 		if p.next.CompareAndSwap(lo, hi) {

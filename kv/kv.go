@@ -57,6 +57,7 @@ type Layer struct {
 	k16, v16 []uint16
 	n        int // positions appended so far (the sequence length)
 	base     int // positions before base were never stored (see Seek)
+	limit    int // most positions the sequence will hold (Cache.Limit); 0: unknown
 }
 
 // NewLayer returns an empty float32 layer cache; window 0 means full
@@ -158,27 +159,45 @@ func (l *Layer) reserve() int {
 				grow = c
 			}
 		}
+		c := l.capacity(have, grow)
 		if l.typ == F16 {
-			l.k16 = growTo(l.k16, grow)
-			l.v16 = growTo(l.v16, grow)
+			l.k16 = growTo(l.k16, grow, c)
+			l.v16 = growTo(l.v16, grow, c)
 		} else {
-			l.k = growTo(l.k, grow)
-			l.v = growTo(l.v, grow)
+			l.k = growTo(l.k, grow, c)
+			l.v = growTo(l.v, grow, c)
 		}
 	}
 	return s
 }
 
-// growTo extends s to length n, doubling capacity for amortised appends.
-func growTo[T any](s []T, n int) []T {
+// firstRows is the most positions a layer with a limit allocates at
+// first: a short request gets its whole cache at once, a long one does
+// not hold memory it may never use.
+const firstRows = 256
+
+// capacity is how many elements to allocate when a layer of have
+// elements must hold need: double (amortised appends), but not past the
+// limit the sequence set (which its memory budget counted) while need
+// is within it.
+func (l *Layer) capacity(have, need int) int {
+	c := max(2*have, need)
+	if lim := l.limit * l.Dim; lim > 0 && need <= lim {
+		if have == 0 {
+			c = max(c, min(l.limit, firstRows)*l.Dim)
+		}
+		c = min(c, lim)
+	}
+	return c
+}
+
+// growTo extends s to length n within a new capacity c if it has not
+// room.
+func growTo[T any](s []T, n, c int) []T {
 	if n <= cap(s) {
 		return s[:n]
 	}
-	c := 2 * cap(s)
-	if c < n {
-		c = n
-	}
-	out := make([]T, n, c)
+	out := make([]T, n, max(n, c))
 	copy(out, s)
 	return out
 }
@@ -351,6 +370,20 @@ func (c *Cache) Type() Type {
 		return F32
 	}
 	return c.Layers[0].Type()
+}
+
+// Limit says the sequence will hold at most n positions (a sliding
+// layer at most its window): the layers then grow only up to that, so
+// their memory stays within what was budgeted for the sequence (KV bytes
+// of n positions), and a short sequence allocates its cache once instead
+// of copying it as it doubles.
+func (c *Cache) Limit(n int) {
+	for _, l := range c.Layers {
+		l.limit = n
+		if l.Window > 0 {
+			l.limit = min(n, l.Window)
+		}
+	}
 }
 
 // Bytes is the memory held by all layers.

@@ -228,3 +228,40 @@ func TestCopyRowsRoundTrip(t *testing.T) {
 	f16.Append(row(dim, 1), row(dim, 1))
 	NewLayer(dim, 0).AppendRow(f16.CopyRows(0, 1), 0)
 }
+
+// A limited cache allocates once up to firstRows positions and never
+// holds more than its limit (what its budget counted), while an
+// unlimited one doubles; the rows read back are the ones appended.
+func TestLimit(t *testing.T) {
+	const dim = 4
+	for _, tc := range []struct {
+		limit, n, wantCap int
+	}{
+		{0, 65, 128},                         // doubling
+		{65, 65, 65},                         // one allocation, no more
+		{300, 300, 300},                      // firstRows, then capped at the limit
+		{1000, firstRows + 1, 2 * firstRows}, // firstRows, then doubled
+		{1000, 1000, 1000},                   // doubled up to the limit
+		{40, 50, 80},                         // past the limit: doubles again
+	} {
+		c := &Cache{Layers: []*Layer{NewLayerOf(dim, 0, F16), NewLayerOf(dim, 0, F32)}}
+		if tc.limit > 0 {
+			c.Limit(tc.limit)
+		}
+		for p := range tc.n {
+			for _, l := range c.Layers {
+				l.Append(row(dim, float32(p)), row(dim, -float32(p)))
+			}
+		}
+		for _, l := range c.Layers {
+			if got := l.Bytes() / (2 * dim * l.Type().Size()); got != tc.wantCap {
+				t.Errorf("limit %d, %d positions, %s: room for %d, want %d", tc.limit, tc.n, l.Type(), got, tc.wantCap)
+			}
+			for p := range tc.n {
+				if l.Key(p)[0] != float32(p) || l.Value(p)[dim-1] != -float32(p) {
+					t.Fatalf("limit %d, %s: position %d reads %v", tc.limit, l.Type(), p, l.Key(p)[0])
+				}
+			}
+		}
+	}
+}

@@ -81,7 +81,8 @@ func q4k512(a *asm, A int) {
 		name = "q4kPackVec4AVX512"
 		args = "$256-104"
 	}
-	l := func(s string) string { return fmt.Sprintf("q4kz%d%s", A, s) }
+	name += tune.suffix
+	l := func(s string) string { return fmt.Sprintf("q4kz%d%s%s", A, tune.suffix, s) }
 	a.raw("// func %s%s", name, sig(A))
 	a.raw("TEXT ·%s(SB), NOSPLIT, %s", name, args)
 	loadArgs(a, A)
@@ -90,7 +91,7 @@ func q4k512(a *asm, A int) {
 	a.op("IMUL3Q $1152, R10, R10")
 	a.op("VMOVDQU64 zk0f<>(SB), Z9")
 	if A == 1 {
-		entryPrefetch(a, 2048+128)
+		entryPrefetch(a, tune.ahead(prefetchAhead)+128)
 	}
 	a.label(l("pair"))
 	a.op("MOVQ x_base+%d(FP), R12", xOff(A))
@@ -106,7 +107,13 @@ func q4k512(a *asm, A int) {
 	}
 	a.label(l("block"))
 	if A == 1 {
-		pairPrefetchBase(a, 1152, 2048)
+		pairPrefetchBase(a, 1152, tune.ahead(prefetchAhead))
+		// The block's first 128 bytes (d, dmin, scales); its quants'
+		// 1024 are prefetched chunk by chunk (q4kChunk1).
+		if !tune.old {
+			prefetchPair(a, tune.ahead(prefetchAhead))
+			prefetchPair(a, tune.ahead(prefetchAhead)+64)
+		}
 	}
 	q4kScales512(a)
 	for i := 0; i < A; i++ {
@@ -181,8 +188,7 @@ func q4kChunk1(a *asm, c int) {
 		a.op("VPXORD %s, %s, %s", z(r), z(r), z(r))
 	}
 	for p := 0; p < 256; p += 64 {
-		a.op("PREFETCHT0 %d(BX)", 2048+128+256*c+p)
-		a.op("PREFETCHT0 %d(BX)(R10*1)", 2048+128+256*c+p)
+		prefetchPair(a, tune.ahead(prefetchAhead)+128+256*c+p)
 	}
 	for k := 0; k < 8; k++ {
 		pairLoad(a, 128+256*c+32*k, 29)
@@ -268,7 +274,11 @@ func avx512File() *asm {
 	q6k512(k, 1)
 	q6k512(k, 4)
 	for _, four := range []bool{true, false} {
-		q8z(k, four, 1)
+		if four {
+			q40z1(k)
+		} else {
+			q8z(k, four, 1)
+		}
 		q8z(k, four, 4)
 	}
 	return k
@@ -293,7 +303,8 @@ func q6k512(a *asm, A int) {
 		name = "q6kPackVec4AVX512"
 		args = "$0-104"
 	}
-	l := func(s string) string { return fmt.Sprintf("q6kz%d%s", A, s) }
+	name += tune.suffix
+	l := func(s string) string { return fmt.Sprintf("q6kz%d%s%s", A, tune.suffix, s) }
 	a.raw("// func %s%s", name, sig(A))
 	a.raw("TEXT ·%s(SB), NOSPLIT, %s", name, args)
 	loadArgs(a, A)
@@ -307,7 +318,7 @@ func q6k512(a *asm, A int) {
 		a.op("VMOVDQU64 zk30<>(SB), Z10")
 	}
 	if A == 1 {
-		entryPrefetch(a, 2048)
+		entryPrefetch(a, tune.ahead(prefetchAhead))
 	}
 	a.label(l("pair"))
 	a.op("MOVQ x_base+%d(FP), R12", xOff(A))
@@ -326,11 +337,10 @@ func q6k512(a *asm, A int) {
 	for n := 0; n < 2; n++ {
 		if A == 1 {
 			if n == 0 {
-				pairPrefetchBase(a, 1680, 2048)
+				pairPrefetchBase(a, 1680, tune.ahead(prefetchAhead))
 			}
 			for p := 0; p < 1680/2; p += 64 {
-				a.op("PREFETCHT0 %d(BX)", 2048+840*n+p)
-				a.op("PREFETCHT0 %d(BX)(R10*1)", 2048+840*n+p)
+				prefetchPair(a, tune.ahead(prefetchAhead)+840*n+p)
 			}
 			q6kHalf1(a, n)
 		} else {
@@ -606,10 +616,18 @@ func q6kHalf4(a *asm, n int) {
 // past the end of groups g and g+1 fetch the start of g+2 and g+3, the
 // next pair, rather than the middle of g+1 (read already) and the start
 // of g+2. gb is the bytes of a group block; DX the blocks left in the
-// group, this one included. Clobbers R8.
+// group, this one included. Clobbers R8 (and R9 with tune.stopAtEnd).
 func pairPrefetchBase(a *asm, gb, ahead int) {
+	if tune.noPrefetch {
+		return
+	}
 	a.op("IMUL3Q $%d, DX, BX", gb)
 	a.op("LEAQ (SI)(R10*1), R8")
+	if tune.stopAtEnd {
+		a.op("LEAQ -%d(SI), R9", ahead)
+		a.op("CMPQ CX, $1")
+		a.op("CMOVQEQ R9, R8")
+	}
 	a.op("CMPQ BX, $%d", ahead)
 	a.op("MOVQ SI, BX")
 	a.op("CMOVQLS R8, BX")
@@ -619,8 +637,167 @@ func pairPrefetchBase(a *asm, gb, ahead int) {
 // first pair (a call's first loads would otherwise wait for the
 // hardware prefetcher to see the two streams).
 func entryPrefetch(a *asm, ahead int) {
+	if tune.noPrefetch {
+		return
+	}
 	for off := 0; off < ahead; off += 64 {
 		a.op("PREFETCHT0 %d(SI)", off)
 		a.op("PREFETCHT0 %d(SI)(R10*1)", off)
 	}
+}
+
+// prefetchPair prefetches byte off past BX in both groups.
+func prefetchPair(a *asm, off int) {
+	if tune.noPrefetch {
+		return
+	}
+	if tune.every128 && off/64%2 == 1 {
+		return
+	}
+	ins := "PREFETCHT0"
+	if tune.insn != "" {
+		ins = tune.insn
+	}
+	if !tune.onlySecond {
+		a.op("%s %d(BX)", ins, off)
+	}
+	a.op("%s %d(BX)(R10*1)", ins, off)
+}
+
+// prefetchAhead is how far ahead (bytes, in each of the two groups) the
+// one-row kernels prefetch. Their loops run many instructions per cache
+// line, so the out-of-order window alone keeps few misses in flight and
+// the hardware prefetchers do not make up for it (without software
+// prefetch they read at 0.45-0.6 of the read-only sum's rate on the Zen 5
+// EPYC); 4 KiB per group (8 KiB per thread) covers the loaded latency at
+// the per-thread bandwidth. BenchmarkPackedStream there, against the 2
+// KiB this replaced: Q4_K 0.92-0.98 -> 0.98-1.10 of the sum's rate, Q6_K
+// 0.93-0.95 -> 0.97-1.05 (6 or 8 KiB: no better, or worse).
+const prefetchAhead = 4096
+
+// q40Ahead is prefetchAhead for the Q4_0 one-row kernel: 3 KiB measured
+// 1.03-1.06x of 4 KiB there (and 5 or 6 KiB less; BenchmarkPackedStream).
+const q40Ahead = 3072
+
+// tune: variants of the one-row kernels for experiments (exp.go).
+var tune tuning
+
+type tuning struct {
+	suffix     string
+	aheadBytes int // 0: the kernel's default
+	noPrefetch bool
+	onlySecond bool
+	old        bool // the kernel before the change under test
+	insn       string
+	every128   bool
+	stopAtEnd  bool // no prefetch past the last pair of a call
+}
+
+func (t tuning) ahead(def int) int {
+	if t.aheadBytes > 0 {
+		return t.aheadBytes
+	}
+	return def
+}
+
+// q40z1 is Q4_0 on 16 rows (two groups) for one activation row, two
+// blocks per loop pass (an odd first block alone): q8z's one-row kernel
+// with its per-block overhead (loop, prefetch base, the -8*sum add)
+// shared or folded. Each block's integer sum starts from its -8*sum term
+// (exact, as every integer step) and its float step is q8z's, in block
+// order, so the bits are q8z's. Registers: Z9 0x0f bytes; for block b of
+// the pass Zb/Z24+b the sums of the low/high nibbles, Z29/Z30 weights
+// (Z26/Z27 for b = 1); Z12 the float sums; Z8, Z10, Z11, Z28 the float
+// step's scratch.
+func q40z1(a *asm) {
+	const gb = 144
+	name := "q4_0PackVecAVX512" + tune.suffix
+	l := func(s string) string { return fmt.Sprintf("q4_0z1%s%s", tune.suffix, s) }
+	a.raw("// func %s%s", name, sig(1))
+	a.raw("TEXT ·%s(SB), NOSPLIT, $0-88", name)
+	loadArgs(a, 1)
+	a.op("SHRQ $1, CX")
+	a.op("MOVQ blocks+%d(FP), R10", blocksOff(1))
+	a.op("IMUL3Q $%d, R10, R10", gb)
+	a.op("VMOVDQU64 zk0f<>(SB), Z9")
+	entryPrefetch(a, tune.ahead(q40Ahead))
+	a.label(l("pair"))
+	a.op("MOVQ x_base+%d(FP), R12", xOff(1))
+	a.op("MOVQ blocks+%d(FP), DX", blocksOff(1))
+	a.op("IMUL3Q $64, DX, R13")
+	a.op("ADDQ R12, R13")
+	a.op("IMUL3Q $68, DX, AX")
+	a.op("ADDQ R12, AX")
+	a.op("VPXORD Z12, Z12, Z12")
+	a.op("TESTQ $1, DX")
+	a.op("JZ %s", l("two"))
+	q40Blocks(a, 1)
+	a.op("DECQ DX")
+	a.op("JZ %s", l("store"))
+	a.label(l("two"))
+	q40Blocks(a, 2)
+	a.op("SUBQ $2, DX")
+	a.op("JNZ %s", l("two"))
+	a.label(l("store"))
+	a.op("VMOVUPS Z12, (DI)")
+	a.op("ADDQ $64, DI")
+	a.op("ADDQ R10, SI")
+	a.op("DECQ CX")
+	a.op("JNZ %s", l("pair"))
+	a.op("VZEROUPPER")
+	a.op("RET")
+	a.raw("")
+}
+
+// q40Blocks: nb (1 or 2) Q4_0 blocks of q40z1, moving the pointers past
+// them.
+func q40Blocks(a *asm, nb int) {
+	const gb = 144
+	pairPrefetchBase(a, gb, tune.ahead(q40Ahead))
+	for p := 0; p < nb*gb; p += 64 {
+		prefetchPair(a, tune.ahead(q40Ahead)+p)
+	}
+	for b := 0; b < nb; b++ {
+		a.op("VPBROADCASTD %d(AX), %s", 4*b, z(b))
+		a.op("VPXORD %s, %s, %s", z(24+b), z(24+b), z(24+b))
+	}
+	for k := 0; k < 4; k++ {
+		for b := 0; b < nb; b++ {
+			lo, hi := 29, 30
+			if b == 1 {
+				lo, hi = 26, 27
+			}
+			pairLoad(a, gb*b+32*k, lo)
+			a.op("VPSRLW $4, %s, %s", z(lo), z(hi))
+			a.op("VPANDD Z9, %s, %s", z(lo), z(lo))
+			a.op("VPANDD Z9, %s, %s", z(hi), z(hi))
+			a.op("VPDPBUSD.BCST %d(R12), %s, %s", 32*b+4*k, z(lo), z(b))
+			a.op("VPDPBUSD.BCST %d(R12), %s, %s", 32*b+16+4*k, z(hi), z(24+b))
+		}
+	}
+	for b := 0; b < nb; b++ {
+		a.op("VPADDD %s, %s, %s", z(24+b), z(b), z(b))
+		a.op("VCVTDQ2PS %s, %s", z(b), z(b))
+	}
+	for b := 0; b < nb; b++ {
+		d, s := 8, 28
+		if b == 1 {
+			d, s = 10, 11
+		}
+		pairLoad16(a, gb*b+gb-16, d)
+		a.op("VCVTPH2PS %s, %s", y(d), z(d))
+		a.op("VBROADCASTSS %d(R13), %s", 4*b, z(s))
+		a.op("VMULPS %s, %s, %s", z(s), z(d), z(s))
+	}
+	for b := 0; b < nb; b++ {
+		s := 28
+		if b == 1 {
+			s = 11
+		}
+		a.op("VFMADD231PS %s, %s, Z12", z(b), z(s))
+	}
+	a.op("ADDQ $%d, SI", nb*gb)
+	a.op("ADDQ $%d, R12", 32*nb)
+	a.op("ADDQ $%d, R13", 4*nb)
+	a.op("ADDQ $%d, AX", 4*nb)
 }

@@ -84,6 +84,8 @@ func act8(off int, base, hi string, a int) string {
 
 func y(i int) string { return fmt.Sprintf("Y%d", i) }
 
+var expFlag = flag.Bool("exp", false, "write the experimental variants only")
+
 func write(name string, a *asm) {
 	path := filepath.Join(*outDir, name)
 	if err := os.WriteFile(path, a.b.Bytes(), 0o644); err != nil {
@@ -94,6 +96,10 @@ func write(name string, a *asm) {
 
 func main() {
 	flag.Parse()
+	if *expFlag {
+		write("packk_exp_amd64.s", expFile())
+		return
+	}
 	k := &asm{}
 	k.b.WriteString(header)
 	kConstants(k)
