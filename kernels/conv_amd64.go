@@ -24,7 +24,7 @@ func convKernelFor(t tier) *convKernel {
 	switch t {
 	case tierAVX512:
 		return convAVX512
-	case tierAVX2:
+	case tierAVX2, tierAVXVNNI:
 		return convAVX2
 	}
 	return convGeneric
@@ -138,7 +138,7 @@ func fmaPeakLoop(t tier, n int) float64 {
 	case tierAVX512:
 		fmaPeakAVX512(n)
 		return float64(n) * 24 * 16 * 2
-	case tierAVX2:
+	case tierAVX2, tierAVXVNNI:
 		fmaPeakAVX2(n)
 		return float64(n) * 12 * 8 * 2
 	}
@@ -158,7 +158,7 @@ func snakeBetaSIMD(t tier, dst, x, a, inv []float32) int {
 	f, w := snakeBetaAVX512, 16
 	switch t {
 	case tierAVX512:
-	case tierAVX2:
+	case tierAVX2, tierAVXVNNI:
 		f, w = snakeBetaAVX2, 8
 	default:
 		return 0

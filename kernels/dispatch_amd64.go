@@ -10,7 +10,9 @@ import (
 // is its matrix kernels (kernelSets) and its vector operations (vecSets).
 // The AVX2 tier needs AVX2, FMA and F16C (and an OS that saves the YMM
 // state, which cpu checks for AVX/AVX2); the AVX-512 tier adds
-// AVX-512F/BW/VL and AVX-512 VNNI (cpu checks the OS saves the ZMM state).
+// AVX-512F/BW/VL and AVX-512 VNNI (cpu checks the OS saves the ZMM state);
+// the AVX-VNNI tier adds the VEX-encoded VNNI on 256 bits to the AVX2
+// tier's requirements.
 func archInit() {
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasF16C {
 		supported[tierAVX2] = true
@@ -20,6 +22,11 @@ func archInit() {
 			supported[tierAVX512] = true
 			kernelSets[tierAVX512] = avx512Kernels()
 			vecSets[tierAVX512] = vecSets[tierAVX2]
+		}
+		if cpu.X86.HasAVXVNNI {
+			supported[tierAVXVNNI] = true
+			kernelSets[tierAVXVNNI] = avxvnniKernels()
+			vecSets[tierAVXVNNI] = vecSets[tierAVX2]
 		}
 	}
 }

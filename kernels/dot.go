@@ -7,8 +7,9 @@
 // reference, always compiled: the oracle that the SIMD kernels are tested
 // against, so it favours plain, checkable code over speed. MatVec and
 // MatMul dispatch at start-up to the best tier the CPU runs (tier.go:
-// "avx2" on amd64 with AVX2+FMA+F16C, "avx512" with AVX-512F/BW/VL and
-// VNNI besides, "neon"/"dotprod"/"i8mm" on arm64; in assembly, per matrix
+// "avx2" on amd64 with AVX2+FMA+F16C, "avxvnni" with AVX-VNNI besides,
+// "avx512" with AVX-512F/BW/VL and VNNI besides (preferred in that order
+// from the last), "neon"/"dotprod"/"i8mm" on arm64; in assembly, per matrix
 // rather than per row); SISKIN_KERNELS pins one, and the build tag purego
 // leaves only Go. A tier is two tables filled by the architecture's
 // dispatch file: its matrix kernels by weight type (kernelSets) and its
@@ -19,8 +20,8 @@
 // on a persistent worker pool (pool.go, sized by SetThreads).
 //
 // Prepare repacks a weight matrix (Q4_0, Q8_0, Q4_K, Q6_K) into 8-row
-// interleaved blocks (packlayout.go) that the AVX2 and AVX-512 tiers'
-// fastest kernels stream, for decode and prefill alike; PreparedBytes accounts the copies.
+// interleaved blocks (packlayout.go) that the AVX2, AVX-VNNI and AVX-512
+// tiers' fastest kernels stream, for decode and prefill alike; PreparedBytes accounts the copies.
 // QuantizedActs quantizes activations once for several matrices
 // (MatMulQ). The activations and row operations (GELUErf, SiLU, Sigmoid,
 // Softmax, RMSNorm, Add, Mul, Scale) have AVX2 forms too, within the

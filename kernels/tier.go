@@ -27,10 +27,15 @@ const (
 	tierDotprod // arm64 NEON with SDOT (FEAT_DotProd)
 	tierI8MM    // dotprod plus SMMLA 4-row kernels (FEAT_I8MM)
 	tierAVX512  // AVX2 plus AVX-512F/BW/VL and AVX-512 VNNI kernels
+	tierAVXVNNI // AVX2 plus AVX-VNNI (VEX VPDPBUSD on 256 bits) kernels
 	numTiers
 )
 
-var tierNames = [numTiers]string{"generic", "avx2", "neon", "dotprod", "i8mm", "avx512"}
+var tierNames = [numTiers]string{"generic", "avx2", "neon", "dotprod", "i8mm", "avx512", "avxvnni"}
+
+// preference lists the SIMD tiers from the one picked first at start-up
+// (when supported and not opt-in) to the last; generic comes after all.
+var preference = []tier{tierAVX512, tierAVXVNNI, tierAVX2, tierI8MM, tierDotprod, tierNEON}
 
 func (t tier) String() string {
 	if t < numTiers {
@@ -55,7 +60,7 @@ var optIn = [numTiers]bool{tierI8MM: true}
 var current atomic.Uint32 // the tier in use
 
 // EnvKernels is the environment variable that pins the kernel tier
-// ("generic", "avx2", "avx512", "neon", "dotprod", "i8mm"); it is read once, at start-up. Naming a tier the
+// ("generic", "avx2", "avxvnni", "avx512", "neon", "dotprod", "i8mm"); it is read once, at start-up. Naming a tier the
 // CPU cannot run panics, so a bisection never silently tests another.
 const EnvKernels = "SISKIN_KERNELS"
 
@@ -70,7 +75,7 @@ func init() {
 		}
 	}
 	best := tierGeneric
-	for t := numTiers - 1; t > tierGeneric; t-- {
+	for _, t := range preference {
 		if supported[t] && !optIn[t] {
 			best = t
 			break
@@ -99,8 +104,21 @@ func parseTier(s string) (tier, bool) {
 }
 
 // Tier returns the name of the kernel tier in use ("generic", "avx2",
-// "avx512", "neon", ...).
+// "avxvnni", "avx512", "neon", ...).
 func Tier() string { return tier(current.Load()).String() }
+
+// TiersAvailable returns the tiers this CPU and build can run, in the
+// order start-up prefers them (the last is "generic"); an opt-in tier
+// (i8mm) is listed where it can run, although it is used only when pinned.
+func TiersAvailable() []string {
+	var s []string
+	for _, t := range preference {
+		if supported[t] {
+			s = append(s, t.String())
+		}
+	}
+	return append(s, tierGeneric.String())
+}
 
 // setTier switches the tier (tests); it returns the previous one.
 func setTier(t tier) tier {

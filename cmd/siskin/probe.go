@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/siskin-ml/siskin/device"
+	"github.com/siskin-ml/siskin/kernels"
 )
 
 // probeReport is the --json output: the probe, plus what siskin makes of
@@ -23,6 +24,10 @@ type probeReport struct {
 	Threads       int    `json:"threads"`
 	WeightPath    string `json:"weight_path"`
 	WeightPathWhy string `json:"weight_path_why"`
+	// KernelTier is the kernel tier in use (kernels.EnvKernels pins it);
+	// KernelTiers those this CPU and build can run, preferred first.
+	KernelTier  string   `json:"kernel_tier"`
+	KernelTiers []string `json:"kernel_tiers"`
 }
 
 func probeCmd() *cobra.Command {
@@ -50,7 +55,7 @@ profile "auto" would pick and the weight path it would use.`,
 			set := device.Resolve(auto.Layer())
 			path, why := set.WeightPath(info)
 			rep := probeReport{Info: info, AutoProfile: auto.Base, AutoWhy: auto.Why, Threads: int(set.Int(device.KeyThreads)),
-				WeightPath: string(path), WeightPathWhy: why}
+				WeightPath: string(path), WeightPathWhy: why, KernelTier: kernels.Tier(), KernelTiers: kernels.TiersAvailable()}
 			out := cmd.OutOrStdout()
 			if jsonOut {
 				enc := json.NewEncoder(out)
@@ -140,6 +145,7 @@ func printProbe(w io.Writer, rep probeReport, set device.Settings) {
 		rep.AutoProfile, rep.AutoWhy, probePlural(rep.Threads, "thread"), kv,
 		set.Int(device.KeyMaxNumSeqs), set.Int(device.KeyMaxNumBatchedTokens))
 	row("weight path", "%s: %s", rep.WeightPath, rep.WeightPathWhy)
+	row("kernel tier", "%s (this CPU runs: %s; %s=TIER pins one)", rep.KernelTier, probeList(rep.KernelTiers), kernels.EnvKernels)
 	tw.Flush()
 }
 

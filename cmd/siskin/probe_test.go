@@ -17,7 +17,7 @@ func TestProbeCommandJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &m); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	for _, k := range []string{"features", "cores", "caches", "memory", "bandwidth_gbs", "cpu", "auto_profile", "weight_path"} {
+	for _, k := range []string{"features", "cores", "caches", "memory", "bandwidth_gbs", "cpu", "auto_profile", "weight_path", "kernel_tier", "kernel_tiers"} {
 		if _, ok := m[k]; !ok {
 			t.Errorf("key %q missing", k)
 		}
@@ -42,7 +42,7 @@ func TestProbeCommandTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range []string{"cpu ", "cores ", "caches ", "memory ", "features ", "read bandwidth ", "GB/s (1 thread,", "auto profile ", "weight path "} {
+	for _, k := range []string{"cpu ", "cores ", "caches ", "memory ", "features ", "read bandwidth ", "GB/s (1 thread,", "auto profile ", "weight path ", "kernel tier "} {
 		if !strings.Contains(out, k) {
 			t.Errorf("no %q in\n%s", k, out)
 		}

@@ -129,6 +129,7 @@ func main() {
 	write("packk_avx512_amd64.s", avx512File())
 	write("pack8_avx512_amd64.s", q8512File())
 	write("packk_vnni8_amd64.s", vnni8File())
+	write("packk_avxvnni_amd64.s", avxvnniFile())
 	write("float_avx512_amd64.s", float512File())
 	write("conv_amd64.s", convFile())
 	write("conv_arm64.s", convNEONFile())

@@ -92,7 +92,7 @@ func TestWeightCacheOneCopy(t *testing.T) {
 			}
 			// AVX2 and AVX-512 pack every type these paths make (arm64 packs only
 			// W4A8 and W8A8).
-			if (kernels.Tier() == "avx2" || kernels.Tier() == "avx512") && packed == 0 && c.path != weightpath.W4A16 {
+			if (kernels.Tier() == "avx2" || kernels.Tier() == "avxvnni" || kernels.Tier() == "avx512") && packed == 0 && c.path != weightpath.W4A16 {
 				t.Errorf("nothing packed in the %s tier", kernels.Tier())
 			}
 			st, err := os.Stat(l.Weights.File())
