@@ -125,6 +125,7 @@ type stream struct {
 	code0s             []int      // generated codebook-0 codes (penalized)
 	codes              [][]int
 	h                  []float32 // talker's normed last hidden
+	next               []float32 // the talker's next input row (Step)
 	code0              int
 	done               bool
 	stop               string
