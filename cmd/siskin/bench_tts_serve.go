@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -136,8 +137,8 @@ type ttsServer struct {
 	steps *stepLog
 }
 
-// startTTSServer serves dir as `siskin serve -m DIR` does, on a loopback
-// port, its engine's steps logged.
+// startTTSServer serves dir as `siskin serve -m DIR` does (warm-up
+// included), on a loopback port, its engine's steps logged.
 func startTTSServer(dir string, o qwen3tts.Options) (*ttsServer, error) {
 	m, err := qwen3tts.LoadWith(dir, o)
 	if err != nil {
@@ -170,13 +171,19 @@ func serveTTS(m *qwen3tts.Model, dec *codec.Decoder, tok *tokenizer.Tokenizer) (
 			metrics(part, d)
 		}
 	})
+	if err := sp.WarmUp(context.Background()); err != nil { // as serve does
+		s.close()
+		return nil, err
+	}
 	s.http = &http.Server{Handler: sp.Handler()}
 	go s.http.Serve(ln)
 	return s, nil
 }
 
 func (s *ttsServer) close() {
-	s.http.Close()
+	if s.http != nil {
+		s.http.Close()
+	}
 	s.eng.Close()
 	s.m.Close()
 }
