@@ -504,6 +504,15 @@ func (e *Engine) stepStage(si int) bool {
 // stage's name. f must be quick. A later call replaces f.
 func (e *Engine) ObserveSteps(f func(part string, d time.Duration)) { e.observer.Store(&f) }
 
+// StepObserver returns the function ObserveSteps set last, or nil, so a
+// later observer can pass the steps on to it.
+func (e *Engine) StepObserver() func(part string, d time.Duration) {
+	if f := e.observer.Load(); f != nil {
+		return *f
+	}
+	return nil
+}
+
 func (e *Engine) observeStep(si int, d time.Duration) {
 	f := e.observer.Load()
 	if f == nil {

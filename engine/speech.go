@@ -34,9 +34,13 @@ type Speech struct {
 // instruct block, role, language and speaker rows) it has run, so the
 // next request with the same voice, language and instructions prefills
 // only its text: Event.CachedTokens and Stats.PrefixHits count those
-// rows. Its cache lives in what reservations leave of the budget.
+// rows. Its cache lives in what reservations leave of the budget, and so
+// do the caches and codec streams of ended utterances, which later ones
+// reuse (spares).
 func NewSpeechPipeline(cfg Config, m *qwen3tts.Model, dec *codec.Decoder) *Engine {
-	return NewPipeline(cfg, &talkerStage{m: m, cache: newCondCache()}, &codecStage{dec: dec})
+	cache := newCondCache()
+	spare := &spares{cond: cache}
+	return NewPipeline(cfg, &talkerStage{m: m, cache: cache, spare: spare}, &codecStage{dec: dec, spare: spare})
 }
 
 func speechParams(r *Request) (*Speech, error) {
@@ -53,11 +57,12 @@ type talkerStage struct {
 	m     *qwen3tts.Model
 	e     *Engine
 	cache *condCache
+	spare *spares
 	parts qwen3tts.Stats        // the last step's time by part
 	uts   []*qwen3tts.Utterance // scratch
 }
 
-func (t *talkerStage) attach(e *Engine) { t.e = e }
+func (t *talkerStage) attach(e *Engine) { t.e, t.spare.e = e, e }
 
 func (t *talkerStage) Name() string { return "talker" }
 
@@ -101,13 +106,14 @@ func (t *talkerStage) Start(it *Item) error {
 	if err != nil {
 		return fmt.Errorf("talker: %w", err)
 	}
-	t.cache.evict(t.room(), t.cache.max)
+	t.fit()
 	key := condKey(r.CacheSalt, p)
 	cond := t.cache.get(key)
 	// A copy with its own Stats: the step timings come from them.
 	req := *sp.Utterance
 	req.Stats = &qwen3tts.Stats{}
-	u, err := t.m.BeginFrom(&req, cond)
+	// Spare caches no larger than fresh ones could grow to (doubling).
+	u, err := t.m.BeginWith(&req, cond, t.spare.takeMemory(2*it.reserved))
 	if err != nil {
 		return fmt.Errorf("talker: %w", err)
 	}
@@ -148,12 +154,25 @@ func (t *talkerStage) Step(batch []*Item) {
 	}
 }
 
-func (t *talkerStage) Release(*Item) {}
+// Release keeps the utterance's caches for a later one.
+func (t *talkerStage) Release(it *Item) {
+	if ti, ok := it.State.(*talkerItem); ok {
+		t.spare.putMemory(ti.u.Free())
+	}
+}
+
+// fit makes the spares and cached conditionings fit what reservations
+// leave, the spares giving way first.
+func (t *talkerStage) fit() {
+	t.spare.shrink(t.room() - t.cache.bytes)
+	t.cache.evict(t.room()-t.spare.bytes, t.cache.max)
+}
 
 // codecStage turns frames into audio with one stateful decoder stream per
 // utterance: exact for any chunking, so streamed audio equals buffered.
 type codecStage struct {
-	dec *codec.Decoder
+	dec   *codec.Decoder
+	spare *spares
 }
 
 // codecItem is an utterance's decoder state.
@@ -183,7 +202,9 @@ func (c *codecStage) Start(it *Item) error {
 	sp, _ := speechParams(it.Request())
 	ci := &codecItem{sp: sp}
 	if !sp.Codes {
-		ci.stream = c.dec.NewStream(codec.DefaultChunk)
+		if ci.stream = c.spare.takeStream(); ci.stream == nil {
+			ci.stream = c.dec.NewStream(codec.DefaultChunk)
+		}
 	}
 	it.State = ci
 	return nil
@@ -245,4 +266,9 @@ func (c *codecStage) decode(it *Item, ci *codecItem, finish FinishReason) {
 	}
 }
 
-func (c *codecStage) Release(*Item) {}
+// Release keeps the utterance's codec stream for a later one.
+func (c *codecStage) Release(it *Item) {
+	if ci, ok := it.State.(*codecItem); ok {
+		c.spare.putStream(ci.stream)
+	}
+}

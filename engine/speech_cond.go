@@ -124,7 +124,7 @@ func (t *talkerStage) stepParts(report func(string, time.Duration)) {
 // conditionings of utterances whose prompts just ran.
 func (t *talkerStage) account(batch []*Item) {
 	t.parts = qwen3tts.Stats{}
-	room := t.room()
+	room := t.room() - t.spare.bytes
 	for _, it := range batch {
 		ti, ok := it.State.(*talkerItem)
 		if !ok {

@@ -352,3 +352,75 @@ func TestSpeechAdmissionWaits(t *testing.T) {
 		}
 	}
 }
+
+// TestSpeechSpares: the talker and predictor caches of an ended request
+// are kept, within what reservations leave, and the next request runs
+// in them with the golden codes.
+func TestSpeechSpares(t *testing.T) {
+	m, cases := loadTTSCases(t)
+	e := NewSpeechPipeline(Config{MaxNumSeqs: 4}, m, nil)
+	defer e.Close()
+	sp := e.stages[0].(*talkerStage).spare
+	for i := range 3 {
+		c := cases[i%2]
+		ch, err := e.Submit(context.Background(), c.speech(m))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if frames, _ := collectCodes(t, ch); !slices.EqualFunc(frames, c.Codes, slices.Equal) {
+			t.Errorf("request %d (%s): codes differ from the golden", i, c.name)
+		}
+		// The channel closed after the items' release: the loop is done
+		// with the spares.
+		if len(sp.mems) != 1 || sp.bytes != sp.mems[0].Bytes() {
+			t.Errorf("after request %d: %d spare caches, %d bytes", i, len(sp.mems), sp.bytes)
+		}
+	}
+}
+
+// Spares give way first when a reservation needs their room, then
+// cached conditionings; caches larger than twice a reservation are not
+// handed out.
+func TestSparesFit(t *testing.T) {
+	m, cases := loadTTSCases(t)
+	var mems []*qwen3tts.Memory
+	var conds []*qwen3tts.Conditioning
+	for _, c := range cases[:2] {
+		u, err := m.Begin(c.speech(m).Params.(*Speech).Utterance)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := m.Step([]*qwen3tts.Utterance{u}); err != nil {
+			t.Fatal(err)
+		}
+		conds = append(conds, u.Conditioning())
+		mems = append(mems, u.Free())
+	}
+	if mems[0] == nil || mems[0].Bytes() <= 0 || mems[1] == nil {
+		t.Fatal("no caches from Free")
+	}
+	budget := mems[0].Bytes() + mems[1].Bytes() + conds[0].Bytes()
+	e := &Engine{cfg: Config{KVCacheBytes: budget, MaxNumSeqs: 4}}
+	cache := newCondCache()
+	ts := &talkerStage{m: m, cache: cache, spare: &spares{cond: cache}}
+	ts.attach(e)
+	cache.put("a", conds[0], ts.room())
+	ts.spare.putMemory(mems[0])
+	ts.spare.putMemory(mems[1])
+	if len(ts.spare.mems) != 2 || ts.spare.bytes+cache.bytes != budget {
+		t.Fatalf("kept %d spares, %d + %d bytes of %d", len(ts.spare.mems), ts.spare.bytes, cache.bytes, budget)
+	}
+	if got := ts.spare.takeMemory(min(mems[0].Bytes(), mems[1].Bytes()) - 1); got != nil {
+		t.Error("handed out caches larger than the limit")
+	}
+	e.used = mems[0].Bytes() // a reservation: one spare must go
+	ts.fit()
+	if len(ts.spare.mems) != 1 || len(cache.entries) != 1 || ts.spare.bytes+cache.bytes > budget-e.used {
+		t.Errorf("after a reservation: %d spares, %d conditionings, %d bytes in %d", len(ts.spare.mems), len(cache.entries), ts.spare.bytes+cache.bytes, budget-e.used)
+	}
+	e.used = budget - conds[0].Bytes()/2 // no room for anything
+	ts.fit()
+	if len(ts.spare.mems) != 0 || len(cache.entries) != 0 || ts.spare.bytes != 0 || cache.bytes != 0 {
+		t.Errorf("with no room: %d spares, %d conditionings kept", len(ts.spare.mems), len(cache.entries))
+	}
+}

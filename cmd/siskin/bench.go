@@ -45,7 +45,9 @@ real-time factor (wall time / audio time), time to first audio (the call to the
 first frame's PCM), ms per frame for talker, predictor, sampler and codec, and the
 floors: weight bytes read per frame / read bandwidth for talker+predictor, codec
 FLOPs per frame / the FP32 peak of siskin's float matrix product on cache-resident
-data (--no-bandwidth skips both probes).`,
+data (--no-bandwidth skips both probes). --tts --serve times the first audio through
+POST /v1/audio/speech (stream_format audio) of an in-process server instead, for -r
+voices each new and then with its conditioning cached, split by engine step.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if modelPath == "" {

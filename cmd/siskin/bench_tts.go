@@ -15,6 +15,7 @@ import (
 // ttsBenchFlags are bench's --tts options.
 type ttsBenchFlags struct {
 	on, ignoreEOS, w8, parity, vsFloat bool
+	serve                              bool
 	frames                             int
 	concurrency                        []int
 	text, voice, predictor, talker     string
@@ -33,6 +34,7 @@ func (t *ttsBenchFlags) register(cmd *cobra.Command) {
 	f.BoolVar(&t.vsFloat, "vs-float32", false, "--tts: also time the float32 code predictor, alternating repetitions with the converted one")
 	f.IntSliceVar(&t.concurrency, "concurrency", []int{1}, "--tts: utterances run together, one test each (comma-separated: 1,4)")
 	f.StringVar(&t.voice, "voice", "", "--tts: the speaker (default: the model's first)")
+	f.BoolVar(&t.serve, "serve", false, "--tts: time to first audio through POST /v1/audio/speech (stream_format audio) of an in-process server, -r voices each new then cached, with where the time went")
 }
 
 // weightType parses a --predictor/--talker value ("" is the file's type).
@@ -91,6 +93,9 @@ func benchTTS(cmd *cobra.Command, dir string, t *ttsBenchFlags, opt bench.TTSOpt
 	o, err := t.loadOptions()
 	if err != nil {
 		return err
+	}
+	if t.serve {
+		return benchTTSServe(cmd, dir, t, o, opt, asJSON)
 	}
 	m, err := qwen3tts.LoadWith(dir, o)
 	if err != nil {

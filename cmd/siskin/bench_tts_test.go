@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"math"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -93,5 +94,40 @@ func TestSpeechLoadOptions(t *testing.T) {
 	speechWeights.predictor = "q6_k"
 	if _, err := speechLoadOptions(); err == nil || !strings.Contains(err.Error(), `--speech-predictor "q6_k"`) {
 		t.Fatalf("q6_k: %v", err)
+	}
+}
+
+// TestBenchTTSServe runs bench --tts --serve on a tiny random-weight
+// folder: every request reaches its first audio through the route and
+// the split adds up (no figure is checked against a time).
+func TestBenchTTSServe(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "tts")
+	if _, err := synth.Write(dir, synth.Options{Shape: "tiny", Seed: 1}); err != nil {
+		t.Fatal(err)
+	}
+	out, err := siskin(t, "bench", "--tts", "--serve", "-m", dir, "-t", "2", "--frames", "3", "-r", "2", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r ttfaServeResult
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for name, s := range map[string]ttfaSplit{"first of the process": r.FirstEver, "first of a voice": r.FirstVoice, "cached": r.Cached} {
+		if !(s.TotalMS > 0) || !(s.TalkerMS > 0) || !(s.PredictorMS > 0) || !(s.CodecMS > 0) {
+			t.Errorf("%s: %+v", name, s)
+		}
+	}
+	// One request's parts add up to its total (medians need not).
+	s := r.FirstEver
+	if parts := s.TalkerMS + s.PredictorMS + s.SamplerMS + s.CodecMS + s.DeliveryMS + s.OtherMS; math.Abs(parts-s.TotalMS) > 1e-6*s.TotalMS {
+		t.Errorf("first of the process: parts %g ms, total %g ms", parts, s.TotalMS)
+	}
+	if r.Reps != 2 || r.Text != serveTTSText || !(r.FirstMin > 0) || !(r.CachedMin > 0) {
+		t.Errorf("bench --tts --serve: %s", out)
+	}
+	table, err := siskin(t, "bench", "--tts", "--serve", "-m", dir, "--frames", "2", "-r", "1", "--voice", "ryan")
+	if err != nil || !strings.Contains(table, "cached conditioning") {
+		t.Fatalf("table: %v\n%s", err, table)
 	}
 }

@@ -119,6 +119,11 @@ func buildSpeech(f serveFlags, dir, name string, log *slog.Logger) (served, func
 	}
 	eng := engine.NewSpeechPipeline(engine.Config{MaxNumSeqs: f.maxNumSeqs, KVCacheBytes: kvBytes}, m, dec)
 	sp := server.NewSpeech(server.SpeechConfig{ModelName: name, APIKey: f.apiKey, MaxRequestBytes: f.maxRequestBytes, Logger: log}, eng, m, tok)
+	if err := sp.WarmUp(context.Background()); err != nil {
+		eng.Close()
+		m.Close()
+		return nil, nil, "", fmt.Errorf("%s: %w", dir, err)
+	}
 	summary := fmt.Sprintf("siskin: speech model %s (Qwen3-TTS %s, %d MiB of weights; voices %s), budget %d MiB, %d threads",
 		name, m.Cfg.ModelType, m.WeightBytes()>>20, strings.Join(m.Cfg.SupportedSpeakers(), ", "), kvBytes>>20, kernels.Threads())
 	return sp, func() { eng.Close(); m.Close() }, summary, nil

@@ -37,7 +37,13 @@ func (c *Conditioning) Matches(p *Prompt) bool {
 // Begin (the talker's rows do not depend on how many rows a step runs).
 // cond nil is Begin.
 func (m *Model) BeginFrom(r *Request, cond *Conditioning) (*Utterance, error) {
-	s, rows, err := m.start(r)
+	return m.BeginWith(r, cond, nil)
+}
+
+// BeginWith is BeginFrom in the caches of mem (from Utterance.Free; nil:
+// new ones). The codes are the same.
+func (m *Model) BeginWith(r *Request, cond *Conditioning, mem *Memory) (*Utterance, error) {
+	s, rows, err := m.start(r, mem)
 	if err != nil {
 		return nil, err
 	}

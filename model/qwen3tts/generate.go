@@ -125,6 +125,7 @@ type stream struct {
 	code0s             []int      // generated codebook-0 codes (penalized)
 	codes              [][]int
 	h                  []float32 // talker's normed last hidden
+	next               []float32 // the talker's next input row (Step)
 	code0              int
 	done               bool
 	stop               string
@@ -139,7 +140,7 @@ func (m *Model) Generate(reqs []*Request) ([]*Result, error) {
 	streams := make([]*stream, len(reqs))
 	var prefill [][]float32
 	for i, r := range reqs {
-		s, rows, err := m.start(r)
+		s, rows, err := m.start(r, nil)
 		if err != nil {
 			if len(reqs) > 1 {
 				err = fmt.Errorf("request %d: %w", i, err)
@@ -203,8 +204,9 @@ func active(streams []*stream) []*stream {
 	return live
 }
 
-// start checks a request and builds its prompt rows and samplers.
-func (m *Model) start(r *Request) (*stream, []float32, error) {
+// start checks a request and builds its prompt rows and samplers, its
+// caches from mem when it is not nil.
+func (m *Model) start(r *Request, mem *Memory) (*stream, []float32, error) {
 	c := m.Cfg
 	if r.MaxFrames < 1 {
 		return nil, nil, fmt.Errorf("max frames %d must be at least 1", r.MaxFrames)
@@ -232,7 +234,8 @@ func (m *Model) start(r *Request) (*stream, []float32, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	s := &stream{req: r, prompt: p, trailing: trailing, talkerKV: m.NewTalkerCache(), predKV: m.NewPredictorCache(), pred: pred}
+	s := &stream{req: r, prompt: p, trailing: trailing, pred: pred}
+	s.talkerKV, s.predKV = m.caches(mem)
 	if s.talkerSeq, err = newSequence(r.Talker, r.Seed, r.Seeded, "talker"); err != nil {
 		return nil, nil, err
 	}

@@ -32,15 +32,17 @@ func (u *Utterance) Frames() [][]int {
 	return f
 }
 
-// Step advances every live utterance by one talker step: the code
-// predictor first completes the frame of each utterance past its prefill
-// (one batched pass per sub-step), then one batched talker pass feeds new
-// utterances their prompt and the others their last frame. Each
-// utterance gets the codes it would get alone. An error concerns the
-// whole batch.
+// Step advances every live utterance by one frame: one batched talker
+// pass feeds new utterances their prompt and the others their last
+// frame, then the code predictor completes the frame of each utterance
+// the talker did not end (one batched pass per sub-step). A frame is
+// thus out (Frames) at the end of the step that began it, not one
+// talker pass later: the first frame costs the prefill and the
+// predictor, the time to first audio. Each utterance gets the codes it
+// would get alone. An error concerns the whole batch.
 func (m *Model) Step(us []*Utterance) error {
 	var fresh, started []*stream
-	var freshRows [][]float32
+	var freshRows, rows [][]float32
 	for _, u := range us {
 		switch {
 		case u.s.done:
@@ -48,20 +50,28 @@ func (m *Model) Step(us []*Utterance) error {
 			fresh, freshRows = append(fresh, u.s), append(freshRows, u.prefill)
 			u.prefill = nil
 		default:
-			started = append(started, u.s)
+			started, rows = append(started, u.s), append(rows, u.s.next)
+			u.s.next = nil
 		}
 	}
-	streams, rows := fresh, freshRows
-	if len(started) > 0 {
-		sums, err := m.predictAll(started)
-		if err != nil {
-			return fmt.Errorf("code predictor: %w", err)
-		}
-		streams = append(streams, started...)
-		rows = append(rows, m.nextInputs(started, sums)...)
-	}
+	// The prefill first: talkerStep charges a batch by its first stream.
+	streams := append(fresh, started...)
 	if len(streams) == 0 {
 		return nil
 	}
-	return m.talkerStep(streams, rows)
+	if err := m.talkerStep(streams, append(freshRows, rows...)); err != nil {
+		return err
+	}
+	live := active(streams)
+	if len(live) == 0 {
+		return nil
+	}
+	sums, err := m.predictAll(live)
+	if err != nil {
+		return fmt.Errorf("code predictor: %w", err)
+	}
+	for i, next := range m.nextInputs(live, sums) {
+		live[i].next = next
+	}
+	return nil
 }

@@ -184,9 +184,11 @@ func (s *Stream) Bytes() int64 { return 4 * int64(len(s.slab)) }
 func (s *Stream) Frames() int { return s.pos }
 
 // Reset returns the stream to frame 0 (a new utterance) without
-// allocating.
+// allocating. Only the state is cleared: every step writes the scratch
+// it reads (which is why any partition of pushes gives the same bits),
+// and the state is a few MiB where a chunk's scratch is tens.
 func (s *Stream) Reset() {
-	clear(s.slab)
+	clear(s.slab[:sum(s.d.stateLens())])
 	s.pos = 0
 }
 
