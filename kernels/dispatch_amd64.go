@@ -19,7 +19,7 @@ func archInit() {
 		if cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VL && cpu.X86.HasAVX512VNNI {
 			supported[tierAVX512] = true
 			kernelSets[tierAVX512] = avx512Kernels()
-			vecSets[tierAVX512] = vecSets[tierAVX2]
+			vecSets[tierAVX512] = avx512VecKernels(vecSets[tierAVX2])
 		}
 	}
 }

@@ -122,6 +122,7 @@ func main() {
 	write("ops_avx2_amd64.s", opsFile())
 	write("packk_avx512_amd64.s", avx512File())
 	write("float_avx512_amd64.s", float512File())
+	write("attn_avx512_amd64.s", attn512File())
 	write("conv_amd64.s", convFile())
 	write("conv_arm64.s", convNEONFile())
 }
