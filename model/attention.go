@@ -260,8 +260,8 @@ func (a *Attention) attend(b *Batch, li, window int, q []float32, st *stepKV, ou
 // the same L1 sets, and 16 of them overflow the 8 ways (measured 1.5x
 // slower than blocks of 8 on Zen 3). attnChunk is a multiple of both.
 const (
-	tileTokens = 8
-	attnChunk  = 128
+	tileTokens  = 8
+	attnChunk   = 128
 	keyBlock    = 16
 	valueBlock  = 8
 	decodeBlock = 32
