@@ -35,6 +35,11 @@ func DequantRowQ8(dst []float32, src []byte) {
 	if len(dst)%32 != 0 || len(src) != Q8RowBytes(len(dst)) {
 		panic(fmt.Sprintf("kernels: DequantRowQ8 of %d bytes into %d values", len(src), len(dst)))
 	}
+	vk().dequantQ8(dst, src)
+}
+
+// dequantQ8Go is DequantRowQ8's generic twin.
+func dequantQ8Go(dst []float32, src []byte) {
 	for b := 0; b < len(dst)/32; b++ {
 		blk := src[b*q8_0Bytes : (b+1)*q8_0Bytes]
 		d := tensor.FP16ToFloat32(binary.LittleEndian.Uint16(blk))
@@ -96,7 +101,7 @@ func dequantRows(src []byte, stride, n, width int) *[]float32 {
 	}
 	w := (*b)[:n*width]
 	for i := 0; i < n; i++ {
-		DequantRowQ8(w[i*width:(i+1)*width], src[i*stride:i*stride+Q8RowBytes(width)])
+		vk().dequantQ8(w[i*width:(i+1)*width], src[i*stride:i*stride+Q8RowBytes(width)])
 	}
 	*b = w
 	return b

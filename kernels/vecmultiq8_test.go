@@ -131,3 +131,34 @@ func TestDotAxpyRowsMultiQ8(t *testing.T) {
 	}()
 	DotRowsMultiNextQ8(make([]float32, 8), 2, make([]float32, 96), 48, 2, 48, make([]byte, 200), 51, 2, 1, nil)
 }
+
+// TestDequantRowQ8: in every tier DequantRowQ8 gives the generic twin's
+// bits for random blocks, including subnormal, zero and negative scales.
+func TestDequantRowQ8(t *testing.T) {
+	r := rand.New(rand.NewPCG(23, 24))
+	src := make([]byte, 9*34)
+	for i := range src {
+		src[i] = byte(r.Uint32())
+	}
+	for b, d := range []uint16{0x0001, 0x0000, 0x8000, 0xbc00, 0x3c00} {
+		src[34*b], src[34*b+1] = byte(d), byte(d>>8)
+	}
+	want := make([]float32, 9*32)
+	dequantQ8Go(want, src)
+	for _, tierName := range allTiers() {
+		if !supported[tierName] {
+			continue
+		}
+		prev := setTier(tierName)
+		for _, n := range []int{0, 1, 9} {
+			got := make([]float32, 32*n)
+			DequantRowQ8(got, src[:34*n])
+			for i := range got {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("%s: [%d] = %v, want %v", tierName, i, got[i], want[i])
+				}
+			}
+		}
+		setTier(prev)
+	}
+}

@@ -352,3 +352,36 @@ func attnAxpyBlock(a *asm, t attnType, m, g int, loop string) {
 		}
 	}
 }
+
+// attnAVX2File is the AVX2 tier's q8_0 row dequantization
+// (attn_avx2_amd64.s), which its attention over a q8_0 cache runs before
+// the float32 kernels.
+func attnAVX2File() *asm {
+	a := &asm{}
+	a.b.WriteString(header)
+	a.raw("// func dequantQ8AVX2(dst []float32, src []byte, blocks int)")
+	a.raw("// dst[32b+j] = int8(src[34b+2+j]) * fp16(src[34b:]), exact.")
+	a.raw("TEXT ·dequantQ8AVX2(SB), NOSPLIT, $0-56")
+	a.op("MOVQ dst_base+0(FP), DI")
+	a.op("MOVQ src_base+24(FP), SI")
+	a.op("MOVQ blocks+48(FP), CX")
+	a.op("TESTQ CX, CX")
+	a.op("JEQ dqdone")
+	a.label("dqloop")
+	a.op("VPBROADCASTW (SI), X4")
+	a.op("VCVTPH2PS X4, Y4")
+	for i := 0; i < 4; i++ {
+		a.op("VPMOVSXBD %d(SI), Y%d", 2+8*i, i)
+		a.op("VCVTDQ2PS Y%d, Y%d", i, i)
+		a.op("VMULPS Y4, Y%d, Y%d", i, i)
+		a.op("VMOVUPS Y%d, %d(DI)", i, 32*i)
+	}
+	a.op("ADDQ $34, SI")
+	a.op("ADDQ $128, DI")
+	a.op("DECQ CX")
+	a.op("JNZ dqloop")
+	a.label("dqdone")
+	a.op("VZEROUPPER")
+	a.op("RET")
+	return a
+}

@@ -123,6 +123,7 @@ func main() {
 	write("packk_avx512_amd64.s", avx512File())
 	write("float_avx512_amd64.s", float512File())
 	write("attn_avx512_amd64.s", attn512File())
+	write("attn_avx2_amd64.s", attnAVX2File())
 	write("conv_amd64.s", convFile())
 	write("conv_arm64.s", convNEONFile())
 }
