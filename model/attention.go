@@ -584,14 +584,7 @@ func (a *Attention) attendChunk(b *Batch, li, window int, q []float32, st *stepK
 					n := nx.from((h / group) * hd)
 					ks := blk.ks.from((s-blk.p0)*kvd + (h/group)*hd)
 					out, qh := sc[((t-t0)*a.Heads+h)*attnChunk+s-cs:], q[t*qd+h*hd:]
-					switch {
-					case ks.h != nil:
-						kernels.DotRowsMultiNextF16(out, attnChunk, qh, hd, group, hd, ks.h, kvd, e-s, a.Scale, n.h)
-					case ks.q != nil:
-						kernels.DotRowsMultiNextQ8(out, attnChunk, qh, hd, group, hd, ks.q, kernels.Q8RowBytes(kvd), e-s, a.Scale, n.q)
-					default:
-						kernels.DotRowsMultiNext(out, attnChunk, qh, hd, group, hd, ks.f, kvd, e-s, a.Scale, n.f)
-					}
+					a.dotRows(out, qh, ks, e-s, n)
 				}
 				nx = kvRows{} // the tile's other rows read the same block
 			}
@@ -624,17 +617,39 @@ func (a *Attention) attendChunk(b *Batch, li, window int, q []float32, st *stepK
 					n := nx.from((h / group) * hd)
 					vs := blk.vs.from((s-blk.p0)*kvd + (h/group)*hd)
 					y, p := oc[(t-t0)*qd+h*hd:], sc[((t-t0)*a.Heads+h)*attnChunk+s-cs:]
-					switch {
-					case vs.h != nil:
-						kernels.AxpyRowsMultiNextF16(y, hd, group, hd, p, attnChunk, e-s, vs.h, kvd, n.h)
-					case vs.q != nil:
-						kernels.AxpyRowsMultiNextQ8(y, hd, group, hd, p, attnChunk, e-s, vs.q, kernels.Q8RowBytes(kvd), n.q)
-					default:
-						kernels.AxpyRowsMultiNext(y, hd, group, hd, p, attnChunk, e-s, vs.f, kvd, n.f)
-					}
+					a.axpyRows(y, p, vs, e-s, n)
 				}
 				nx = kvRows{}
 			}
 		}
+	}
+}
+
+// dotRows sets the scores out (attnChunk apart per query head) of a KV
+// head's group of query heads qh against n key rows ks of any element
+// type, prefetching the rows of next.
+func (a *Attention) dotRows(out, qh []float32, ks kvRows, n int, next kvRows) {
+	hd, group, kvd := a.HeadDim, a.Heads/a.KVHeads, a.KVHeads*a.HeadDim
+	switch {
+	case ks.h != nil:
+		kernels.DotRowsMultiNextF16(out, attnChunk, qh, hd, group, hd, ks.h, kvd, n, a.Scale, next.h)
+	case ks.q != nil:
+		kernels.DotRowsMultiNextQ8(out, attnChunk, qh, hd, group, hd, ks.q, kernels.Q8RowBytes(kvd), n, a.Scale, next.q)
+	default:
+		kernels.DotRowsMultiNext(out, attnChunk, qh, hd, group, hd, ks.f, kvd, n, a.Scale, next.f)
+	}
+}
+
+// axpyRows adds to the outputs y of a KV head's group of query heads the
+// n value rows vs weighted by p (attnChunk apart per query head).
+func (a *Attention) axpyRows(y, p []float32, vs kvRows, n int, next kvRows) {
+	hd, group, kvd := a.HeadDim, a.Heads/a.KVHeads, a.KVHeads*a.HeadDim
+	switch {
+	case vs.h != nil:
+		kernels.AxpyRowsMultiNextF16(y, hd, group, hd, p, attnChunk, n, vs.h, kvd, next.h)
+	case vs.q != nil:
+		kernels.AxpyRowsMultiNextQ8(y, hd, group, hd, p, attnChunk, n, vs.q, kernels.Q8RowBytes(kvd), next.q)
+	default:
+		kernels.AxpyRowsMultiNext(y, hd, group, hd, p, attnChunk, n, vs.f, kvd, next.f)
 	}
 }

@@ -216,6 +216,14 @@ func attnDotGroup(a *asm, t attnType, m, g int, tmp, loop string) {
 	}
 	a.op("DECQ R14")
 	a.op("JNZ %s", loop)
+	attnDotStore(a, m, g, tmp)
+}
+
+// attnDotStore reduces the sums of attnDotGroup and stores the scores of
+// its g keys for the m queries.
+func attnDotStore(a *asm, m, g int, tmp string) {
+	pairs := (g + 1) / 2
+	acc := func(j, p int) int { return j*pairs + p }
 	if m == 4 {
 		a.op("LEAQ (R9)(R9*2), %s", tmp)
 	}
