@@ -29,7 +29,7 @@ import (
 //	priority: speed          # speed or fidelity
 //	max_model_len: 8192
 //	kv_cache_bytes: 2147483648
-//	kv_cache_type: f16       # f16 or f32
+//	kv_cache_type: f16       # f16, q8_0 or f32
 //	max_num_seqs: 4
 //	max_num_batched_tokens: 256
 //	sampling:

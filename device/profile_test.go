@@ -83,7 +83,7 @@ func TestParseProfileErrors(t *testing.T) {
 		{"weight_path: 5\n", 1, 14, "weight_path: want a string, got an integer (5)"},
 		{"weight_path: fast\n", 1, 14, `weight_path: "fast" must be one of auto, gguf, w4a8, w4a16, w8a8`},
 		{"priority: [speed]\n", 1, 11, "want a string, got a sequence"},
-		{"kv_cache_type: q8_0\n", 1, 16, `kv_cache_type: "q8_0" must be one of f16, f32`},
+		{"kv_cache_type: q4_0\n", 1, 16, `kv_cache_type: "q4_0" must be one of f16, q8_0, f32`},
 		{"kv_cache_bytes: 1.5e9\n", 1, 17, "want an integer, got a fraction"},
 		{"sampling:\n  temperature: hot\n", 2, 16, "temperature: want a number, got a string"},
 		{"sampling:\n  temperature: .inf\n", 2, 16, "want a finite number"},

@@ -136,7 +136,7 @@ func (pc *prefixCache) restore(c *kv.Cache, chain []*prefixBlock) {
 
 // blockBytes is the memory of one cached block of the model's KV type.
 func (pc *prefixCache) blockBytes() int64 {
-	return int64(pc.cfg.Layers) * BlockSize * int64(pc.cfg.KVDim()) * 2 * int64(pc.cfg.KVType.Size())
+	return int64(pc.cfg.Layers) * BlockSize * 2 * int64(pc.cfg.KVType.RowBytes(pc.cfg.KVDim()))
 }
 
 // insert copies the full blocks of a sequence's cache that are not cached

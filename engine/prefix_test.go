@@ -8,14 +8,17 @@ import (
 
 // TestPrefixBlocksKeepKVType: blocks copied from a cache keep its element
 // type and restore the very bits it held (an f16 cache's halves are not
-// widened and rounded again), and a block's bytes are counted at the
-// type's size.
+// widened and rounded again, nor a q8_0 cache's blocks requantized), and
+// a block's bytes are counted at the type's row size.
 func TestPrefixBlocksKeepKVType(t *testing.T) {
 	m := tinySpark(t)
 	cfg := m.Config()
 	defer func(t kv.Type) { cfg.KVType = t }(cfg.KVType)
 	ids := prompt(40, 5)
-	for _, typ := range []kv.Type{kv.F32, kv.F16} {
+	for _, typ := range []kv.Type{kv.F32, kv.F16, kv.Q8_0} {
+		if typ.CheckHeadDim(cfg.HeadDim) != nil {
+			continue
+		}
 		cfg.KVType = typ
 		c := m.NewCache()
 		if _, err := m.Forward(c, ids, false); err != nil {
@@ -25,7 +28,7 @@ func TestPrefixBlocksKeepKVType(t *testing.T) {
 		if n, _ := pc.insert(c, ids, "", 0, 0, func(int64) bool { return true }); n != 2 {
 			t.Fatalf("%s: %d blocks inserted, want 2", typ, n)
 		}
-		if want := int64(cfg.Layers) * BlockSize * int64(cfg.KVDim()) * 2 * int64(typ.Size()); pc.bytes != 2*want {
+		if want := int64(cfg.Layers) * BlockSize * 2 * int64(typ.RowBytes(cfg.KVDim())); pc.bytes != 2*want {
 			t.Errorf("%s: prefix cache holds %d bytes, want %d", typ, pc.bytes, 2*want)
 		}
 		chain := pc.lookup(ids, "")

@@ -21,7 +21,7 @@ func archInit() {
 		if cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VL && cpu.X86.HasAVX512VNNI {
 			supported[tierAVX512] = true
 			kernelSets[tierAVX512] = avx512Kernels()
-			vecSets[tierAVX512] = vecSets[tierAVX2]
+			vecSets[tierAVX512] = avx512VecKernels(vecSets[tierAVX2])
 		}
 		if cpu.X86.HasAVXVNNI {
 			supported[tierAVXVNNI] = true
@@ -38,7 +38,7 @@ func avx2VecKernels() *vecKernels {
 	v.siluMul, v.geluErfMul, v.add, v.mul = siluMulAVX2Row, geluErfMulAVX2Row, addAVX2Row, mulAVX2Row
 	v.sumSquares, v.scaleRow, v.expMax = sumSquaresAVX2, scaleRowAVX2, expMaxAVX2
 	v.vecDot, v.vecAxpy, v.dotRows, v.axpyRows = vecDotAVX2, vecAxpyAVX2, dotRowsAVX2, axpyRowsAVX2
-	v.f32ToF16 = f32ToF16AVX2Row
+	v.f32ToF16, v.dequantQ8 = f32ToF16AVX2Row, dequantQ8AVX2Row
 	return simdVecKernels(v)
 }
 

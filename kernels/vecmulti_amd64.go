@@ -17,3 +17,13 @@ func f32ToF16AVX2Row(dst []uint16, src []float32) {
 	}
 	f32ToF16Go(dst[i:], src[i:])
 }
+
+//go:noescape
+func dequantQ8AVX2(dst []float32, src []byte, blocks int)
+
+// dequantQ8AVX2Row is DequantRowQ8 in assembly (exact, as the Go twin).
+func dequantQ8AVX2Row(dst []float32, src []byte) {
+	if n := len(dst) / 32; n > 0 {
+		dequantQ8AVX2(dst, src, n)
+	}
+}

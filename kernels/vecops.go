@@ -22,6 +22,9 @@ type vecKernels struct {
 	axpyRowsMulti    func(y []float32, ystride, m, width int, p []float32, pstride, n int, v []float32, vstride int, next []float32)
 	dotRowsMultiF16  func(out []float32, ostride int, q []float32, qstride, m, width int, k []uint16, kstride, n int, scale float32, next []uint16)
 	axpyRowsMultiF16 func(y []float32, ystride, m, width int, p []float32, pstride, n int, v []uint16, vstride int, next []uint16)
+	dotRowsMultiQ8   func(out []float32, ostride int, q []float32, qstride, m, width int, k []byte, kstride, n int, scale float32, next []byte)
+	axpyRowsMultiQ8  func(y []float32, ystride, m, width int, p []float32, pstride, n int, v []byte, vstride int, next []byte)
+	dequantQ8        func(dst []float32, src []byte) // DequantRowQ8 without its checks
 	f32ToF16         func(dst []uint16, src []float32)
 	f16ToF32         func(dst []float32, src []uint16)
 }
@@ -50,6 +53,8 @@ func genericVecKernels() *vecKernels {
 		axpyRowsMultiF16: func(y []float32, ystride, m, width int, p []float32, pstride, n int, v []uint16, vstride int, _ []uint16) {
 			axpyRowsMultiF16Go(y, ystride, m, width, p, pstride, n, v, vstride)
 		},
+		// A tier without q8_0 kernels dequantizes and runs its float32 ones.
+		dotRowsMultiQ8: dotRowsMultiQ8Widen, axpyRowsMultiQ8: axpyRowsMultiQ8Widen, dequantQ8: dequantQ8Go,
 		f32ToF16: f32ToF16Go, f16ToF32: f16ToF32Go,
 	}
 }

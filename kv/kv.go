@@ -15,46 +15,79 @@ type Type uint8
 
 // Element types. F16 halves the bytes attention streams per token (and
 // llama.cpp's default cache type); rows are rounded to nearest even.
+// Q8_0 stores each row as blocks of 32 int8 with an fp16 scale (GGUF's
+// Q8_0 blocks, kernels.QuantizeRowQ8; llama.cpp's -ctk/-ctv q8_0): 34
+// bytes per 32 elements, so a little over half of f16's bytes, for a
+// rounding error of up to about half a step (amax/254) per block.
 const (
 	F32 Type = iota
 	F16
+	Q8_0
 )
 
 func (t Type) String() string {
-	if t == F16 {
+	switch t {
+	case F16:
 		return "f16"
+	case Q8_0:
+		return "q8_0"
 	}
 	return "f32"
 }
 
-// Size is the bytes of one element.
+// Size is the bytes of one element of f32 or f16 (1 for q8_0, whose rows
+// also hold a 2-byte scale per 32 elements: use RowBytes for memory).
 func (t Type) Size() int {
-	if t == F16 {
+	switch t {
+	case F16:
 		return 2
+	case Q8_0:
+		return 1
 	}
 	return 4
 }
 
-// ParseType reads "f16" or "f32".
+// RowBytes is the bytes of one key (or value) row of dim elements.
+func (t Type) RowBytes(dim int) int {
+	if t == Q8_0 {
+		return kernels.Q8RowBytes(dim)
+	}
+	return dim * t.Size()
+}
+
+// CheckHeadDim reports whether a cache of type t can hold heads of
+// headDim elements: q8_0 blocks of 32 must not straddle two heads.
+func (t Type) CheckHeadDim(headDim int) error {
+	if t == Q8_0 && headDim%32 != 0 {
+		return fmt.Errorf("kv cache type q8_0 needs a head dim that is a multiple of 32, the model's is %d (use f16)", headDim)
+	}
+	return nil
+}
+
+// ParseType reads "f16", "f32" or "q8_0".
 func ParseType(s string) (Type, error) {
 	switch s {
 	case "f16":
 		return F16, nil
 	case "f32":
 		return F32, nil
+	case "q8_0":
+		return Q8_0, nil
 	}
-	return 0, fmt.Errorf("kv cache type %q: want f16 or f32", s)
+	return 0, fmt.Errorf("kv cache type %q: want f16, q8_0 or f32", s)
 }
 
 // Layer is the cache of one attention layer. Keys and values are stored
-// after RoPE, one row of Dim elements per position: float32 (k, v) or IEEE
-// half (k16, v16), per the layer's Type.
+// after RoPE, one row of Dim elements per position: float32 (k, v), IEEE
+// half (k16, v16) or q8_0 blocks (k8, v8, RowBytes(Dim) bytes a row),
+// per the layer's Type.
 type Layer struct {
 	Dim      int // kv heads x head dim
 	Window   int // 0 for a full layer; otherwise the ring size
 	typ      Type
 	k, v     []float32
 	k16, v16 []uint16
+	k8, v8   []byte
 	n        int // positions appended so far (the sequence length)
 	base     int // positions before base were never stored (see Seek)
 	limit    int // most positions the sequence will hold (Cache.Limit); 0: unknown
@@ -64,9 +97,21 @@ type Layer struct {
 // attention.
 func NewLayer(dim, window int) *Layer { return &Layer{Dim: dim, Window: window} }
 
-// NewLayerOf returns an empty layer cache of element type t.
+// NewLayerOf returns an empty layer cache of element type t (q8_0: dim
+// a multiple of 32).
 func NewLayerOf(dim, window int, t Type) *Layer {
+	if t == Q8_0 && dim%32 != 0 {
+		panic(fmt.Sprintf("kv: q8_0 layer of dim %d, not a multiple of 32", dim))
+	}
 	return &Layer{Dim: dim, Window: window, typ: t}
+}
+
+// rowLen is the elements of the layer's buffers per position.
+func (l *Layer) rowLen() int {
+	if l.typ == Q8_0 {
+		return kernels.Q8RowBytes(l.Dim)
+	}
+	return l.Dim
 }
 
 // Type is the layer's element type.
@@ -97,7 +142,9 @@ func (l *Layer) Seek(n int) {
 func (l *Layer) First() int { return l.n - l.Stored() }
 
 // Bytes is the memory held by the layer's keys and values.
-func (l *Layer) Bytes() int { return 4*(cap(l.k)+cap(l.v)) + 2*(cap(l.k16)+cap(l.v16)) }
+func (l *Layer) Bytes() int {
+	return 4*(cap(l.k)+cap(l.v)) + 2*(cap(l.k16)+cap(l.v16)) + cap(l.k8) + cap(l.v8)
+}
 
 func (l *Layer) slot(pos int) int {
 	if l.Window > 0 {
@@ -111,10 +158,15 @@ func (l *Layer) slot(pos int) int {
 func (l *Layer) Append(k, v []float32) {
 	l.checkDim(len(k), len(v))
 	s := l.reserve()
-	if l.typ == F16 {
+	switch l.typ {
+	case F16:
 		kernels.F32ToF16(l.k16[s*l.Dim:(s+1)*l.Dim], k)
 		kernels.F32ToF16(l.v16[s*l.Dim:(s+1)*l.Dim], v)
-	} else {
+	case Q8_0:
+		rb := l.rowLen()
+		kernels.QuantizeRowQ8(l.k8[s*rb:(s+1)*rb], k)
+		kernels.QuantizeRowQ8(l.v8[s*rb:(s+1)*rb], v)
+	default:
 		copy(l.k[s*l.Dim:], k)
 		copy(l.v[s*l.Dim:], v)
 	}
@@ -132,6 +184,20 @@ func (l *Layer) AppendF16(k, v []uint16) {
 	l.n++
 }
 
+// AppendQ8 stores the key and value of the next position of a q8_0
+// layer, already quantized (RowBytes(Dim) bytes each).
+func (l *Layer) AppendQ8(k, v []byte) {
+	rb := l.rowLen()
+	if len(k) != rb || len(v) != rb {
+		panic(fmt.Sprintf("kv: append of %d/%d bytes to a q8_0 layer of %d-byte rows", len(k), len(v), rb))
+	}
+	l.mustBe(Q8_0)
+	s := l.reserve()
+	copy(l.k8[s*rb:], k)
+	copy(l.v8[s*rb:], v)
+	l.n++
+}
+
 func (l *Layer) checkDim(nk, nv int) {
 	if nk != l.Dim || nv != l.Dim {
 		panic(fmt.Sprintf("kv: append of %d/%d values to a layer of dim %d", nk, nv, l.Dim))
@@ -146,24 +212,31 @@ func (l *Layer) mustBe(t Type) {
 
 // reserve makes room for the next position and returns its slot.
 func (l *Layer) reserve() int {
-	s := l.slot(l.n)
+	s, rl := l.slot(l.n), l.rowLen()
 	have := len(l.k)
-	if l.typ == F16 {
+	switch l.typ {
+	case F16:
 		have = len(l.k16)
+	case Q8_0:
+		have = len(l.k8)
 	}
-	if need := (s + 1) * l.Dim; need > have {
+	if need := (s + 1) * rl; need > have {
 		grow := need
 		if l.Window > 0 {
-			grow = l.Window * l.Dim
+			grow = l.Window * rl
 			if c := 2 * have; c < grow && c >= need {
 				grow = c
 			}
 		}
 		c := l.capacity(have, grow)
-		if l.typ == F16 {
+		switch l.typ {
+		case F16:
 			l.k16 = growTo(l.k16, grow, c)
 			l.v16 = growTo(l.v16, grow, c)
-		} else {
+		case Q8_0:
+			l.k8 = growTo(l.k8, grow, c)
+			l.v8 = growTo(l.v8, grow, c)
+		default:
 			l.k = growTo(l.k, grow, c)
 			l.v = growTo(l.v, grow, c)
 		}
@@ -181,10 +254,10 @@ const firstRows = 256
 // limit the sequence set (which its memory budget counted) while need
 // is within it.
 func (l *Layer) capacity(have, need int) int {
-	c := max(2*have, need)
-	if lim := l.limit * l.Dim; lim > 0 && need <= lim {
+	c, rl := max(2*have, need), l.rowLen()
+	if lim := l.limit * rl; lim > 0 && need <= lim {
 		if have == 0 {
-			c = max(c, min(l.limit, firstRows)*l.Dim)
+			c = max(c, min(l.limit, firstRows)*rl)
 		}
 		c = min(c, lim)
 	}
@@ -203,22 +276,29 @@ func growTo[T any](s []T, n, c int) []T {
 }
 
 // Key returns the key row of a position that is still held: the stored
-// row of a float32 layer, a widened copy for an f16 one.
+// row of a float32 layer, a widened (f16) or dequantized (q8_0) copy
+// otherwise.
 func (l *Layer) Key(pos int) []float32 {
-	s := l.slot(l.check(pos))
-	if l.typ == F16 {
-		return widen(l.k16[s*l.Dim : (s+1)*l.Dim])
-	}
-	return l.k[s*l.Dim : (s+1)*l.Dim]
+	return l.row(pos, l.k, l.k16, l.k8)
 }
 
 // Value returns the value row of a position that is still held, as Key.
 func (l *Layer) Value(pos int) []float32 {
+	return l.row(pos, l.v, l.v16, l.v8)
+}
+
+func (l *Layer) row(pos int, f []float32, h []uint16, q []byte) []float32 {
 	s := l.slot(l.check(pos))
-	if l.typ == F16 {
-		return widen(l.v16[s*l.Dim : (s+1)*l.Dim])
+	switch l.typ {
+	case F16:
+		return widen(h[s*l.Dim : (s+1)*l.Dim])
+	case Q8_0:
+		rb := l.rowLen()
+		out := make([]float32, l.Dim)
+		kernels.DequantRowQ8(out, q[s*rb:(s+1)*rb])
+		return out
 	}
-	return l.v[s*l.Dim : (s+1)*l.Dim]
+	return f[s*l.Dim : (s+1)*l.Dim]
 }
 
 // KeyF16 returns the stored key row of a position of an f16 layer.
@@ -265,6 +345,18 @@ func (l *Layer) RunF16(pos, n int) (k, v []uint16, m int) {
 	return l.k16[s*l.Dim : (s+m)*l.Dim], l.v16[s*l.Dim : (s+m)*l.Dim], m
 }
 
+// RunQ8 is Run for a q8_0 layer: the stored rows, RowBytes(Dim) bytes
+// each.
+func (l *Layer) RunQ8(pos, n int) (k, v []byte, m int) {
+	l.mustBe(Q8_0)
+	s, m := l.run(pos, n)
+	if m == 0 {
+		return nil, nil, 0
+	}
+	rb := l.rowLen()
+	return l.k8[s*rb : (s+m)*rb], l.v8[s*rb : (s+m)*rb], m
+}
+
 // Rows is a copy of the keys and values of consecutive positions in a
 // layer's element type (a prefix cache keeps blocks of them, and puts
 // back the very bits it copied). The zero value holds nothing.
@@ -272,6 +364,7 @@ type Rows struct {
 	n, dim   int
 	k, v     []float32
 	k16, v16 []uint16
+	k8, v8   []byte
 }
 
 // Len is the number of positions held.
@@ -279,19 +372,26 @@ func (r Rows) Len() int { return r.n }
 
 // CopyRows copies positions [pos, pos+n), which must all still be held.
 func (l *Layer) CopyRows(pos, n int) Rows {
-	d := l.Dim
-	r := Rows{n: n, dim: d}
-	if l.typ == F16 {
+	d := l.rowLen()
+	r := Rows{n: n, dim: l.Dim}
+	switch l.typ {
+	case F16:
 		r.k16, r.v16 = make([]uint16, n*d), make([]uint16, n*d)
-	} else {
+	case Q8_0:
+		r.k8, r.v8 = make([]byte, n*d), make([]byte, n*d)
+	default:
 		r.k, r.v = make([]float32, n*d), make([]float32, n*d)
 	}
 	for i := 0; i < n; {
 		s, m := l.run(pos+i, n-i)
-		if l.typ == F16 {
+		switch l.typ {
+		case F16:
 			copy(r.k16[i*d:], l.k16[s*d:(s+m)*d])
 			copy(r.v16[i*d:], l.v16[s*d:(s+m)*d])
-		} else {
+		case Q8_0:
+			copy(r.k8[i*d:], l.k8[s*d:(s+m)*d])
+			copy(r.v8[i*d:], l.v8[s*d:(s+m)*d])
+		default:
 			copy(r.k[i*d:], l.k[s*d:(s+m)*d])
 			copy(r.v[i*d:], l.v[s*d:(s+m)*d])
 		}
@@ -309,6 +409,11 @@ func (l *Layer) AppendRow(r Rows, i int) {
 	d := l.Dim
 	if r.k16 != nil {
 		l.AppendF16(r.k16[i*d:(i+1)*d], r.v16[i*d:(i+1)*d])
+		return
+	}
+	if r.k8 != nil {
+		rb := kernels.Q8RowBytes(d)
+		l.AppendQ8(r.k8[i*rb:(i+1)*rb], r.v8[i*rb:(i+1)*rb])
 		return
 	}
 	l.mustBe(F32)
@@ -405,6 +510,8 @@ func (c *Cache) Clone() *Cache {
 		m.v = append([]float32(nil), l.v...)
 		m.k16 = append([]uint16(nil), l.k16...)
 		m.v16 = append([]uint16(nil), l.v16...)
+		m.k8 = append([]byte(nil), l.k8...)
+		m.v8 = append([]byte(nil), l.v8...)
 		out.Layers[i] = &m
 	}
 	return out

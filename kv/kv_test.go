@@ -1,6 +1,9 @@
 package kv
 
-import "testing"
+import (
+	"math"
+	"testing"
+)
 
 func row(dim int, v float32) []float32 {
 	r := make([]float32, dim)
@@ -182,16 +185,22 @@ func TestF16Layer(t *testing.T) {
 }
 
 func TestParseType(t *testing.T) {
-	for _, s := range []string{"f16", "f32"} {
+	for _, s := range []string{"f16", "f32", "q8_0"} {
 		if typ, err := ParseType(s); err != nil || typ.String() != s {
 			t.Errorf("%s: %v %v", s, typ, err)
 		}
 	}
-	if _, err := ParseType("q8_0"); err == nil {
-		t.Error("q8_0 accepted")
+	if _, err := ParseType("q4_0"); err == nil {
+		t.Error("q4_0 accepted")
 	}
 	if F16.Size() != 2 || F32.Size() != 4 {
 		t.Error("sizes")
+	}
+	if F32.RowBytes(128) != 512 || F16.RowBytes(128) != 256 || Q8_0.RowBytes(128) != 136 {
+		t.Error("row bytes")
+	}
+	if Q8_0.CheckHeadDim(80) == nil || Q8_0.CheckHeadDim(64) != nil || F16.CheckHeadDim(80) != nil {
+		t.Error("CheckHeadDim")
 	}
 }
 
@@ -199,7 +208,11 @@ func TestParseType(t *testing.T) {
 // the same rows back into an empty layer, in either element type.
 func TestCopyRowsRoundTrip(t *testing.T) {
 	const dim, window = 4, 8
-	for _, typ := range []Type{F32, F16} {
+	for _, typ := range []Type{F32, F16, Q8_0} {
+		dim := dim
+		if typ == Q8_0 {
+			dim = 32
+		}
 		src := NewLayerOf(dim, window, typ)
 		for p := 0; p < 13; p++ {
 			src.Append(row(dim, float32(p)), row(dim, -float32(p)))
@@ -214,7 +227,9 @@ func TestCopyRowsRoundTrip(t *testing.T) {
 			dst.AppendRow(r, i)
 		}
 		for p := 6; p < 13; p++ {
-			if k, v := dst.Key(p), dst.Value(p); k[0] != float32(p) || v[dim-1] != -float32(p) {
+			// q8_0 rounds p (p/127 in fp16 times 127): the very bits copied come back.
+			if k, v := dst.Key(p), dst.Value(p); k[0] != src.Key(p)[0] || v[dim-1] != src.Value(p)[dim-1] ||
+				math.Abs(float64(k[0])-float64(p)) > 0.01 {
 				t.Errorf("%s: position %d restored as key %v value %v", typ, p, k, v)
 			}
 		}
@@ -264,4 +279,71 @@ func TestLimit(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestQ8Layer: a q8_0 layer stores blocks of 32 int8 with an fp16 scale:
+// values come back within d*(1/2 + 127/2048) of what was appended (d = the block's amax /
+// 127; half a step plus the scale's fp16 rounding); it wraps its ring,
+// rewinds, clones independently and counts 34 bytes per 32 elements.
+func TestQ8Layer(t *testing.T) {
+	const dim, window = 64, 16
+	for _, w := range []int{0, window} {
+		l := NewLayerOf(dim, w, Q8_0)
+		val := func(p, i int) float32 { return float32(math.Sin(float64(p*dim+i))) * float32(1+p) }
+		for p := 0; p < 3*window; p++ {
+			k, v := make([]float32, dim), make([]float32, dim)
+			for i := range k {
+				k[i], v[i] = -val(p, i), val(p, i)
+			}
+			l.Append(k, v)
+		}
+		if l.Type() != Q8_0 || l.Len() != 3*window {
+			t.Fatalf("window %d: type %v len %d", w, l.Type(), l.Len())
+		}
+		if want := 2 * 68 * l.Stored(); w > 0 && l.Bytes() != want {
+			t.Errorf("window %d: %d bytes, want %d", w, l.Bytes(), want)
+		}
+		for p := l.First(); p < l.Len(); p++ {
+			k, v := l.Key(p), l.Value(p)
+			for i := range k {
+				if k[i] != -v[i] {
+					t.Fatalf("window %d position %d: key[%d] = %v, value %v", w, p, i, k[i], v[i])
+				}
+				amax := 0.0
+				for j := i &^ 31; j < i&^31+32; j++ {
+					amax = math.Max(amax, math.Abs(float64(val(p, j))))
+				}
+				if d := math.Abs(float64(v[i] - val(p, i))); d > amax/127*(0.5+127.0/2048) {
+					t.Fatalf("window %d position %d: value[%d] = %v, appended %v", w, p, i, v[i], val(p, i))
+				}
+			}
+		}
+		runs := 0
+		for p := l.First(); p < l.Len(); runs++ {
+			k, _, m := l.RunQ8(p, l.Len()-p)
+			if len(k) != m*68 {
+				t.Fatalf("window %d: RunQ8(%d) gave %d bytes for %d rows", w, p, len(k), m)
+			}
+			p += m
+		}
+		if runs > 2 {
+			t.Errorf("window %d: %d runs", w, runs)
+		}
+		c := &Cache{Layers: []*Layer{l}}
+		d := c.Clone()
+		want := d.Layers[0].Value(d.Len() - 1)
+		if err := l.Truncate(l.Len() - 1); err != nil && w == 0 {
+			t.Fatal(err)
+		}
+		l.AppendQ8(make([]byte, 68), make([]byte, 68))
+		if got := d.Layers[0].Value(d.Len() - 1); d.Type() != Q8_0 || got[5] != want[5] || got[5] == 0 {
+			t.Errorf("window %d: clone changed with the original", w)
+		}
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("a q8_0 layer of dim 48 was made")
+		}
+	}()
+	NewLayerOf(48, 0, Q8_0)
 }

@@ -10,7 +10,8 @@ import (
 // sliding layer allocates its whole window at the first append but fills
 // it a row at a time, and pages never written are not resident.
 func (l *Layer) resident() int64 {
-	return ledger.Resident(l.k) + ledger.Resident(l.v) + ledger.Resident(l.k16) + ledger.Resident(l.v16)
+	return ledger.Resident(l.k) + ledger.Resident(l.v) + ledger.Resident(l.k16) + ledger.Resident(l.v16) +
+		ledger.Resident(l.k8) + ledger.Resident(l.v8)
 }
 
 // RegisterMemory adds one ledger line per layer, "<prefix> layer N (full)"

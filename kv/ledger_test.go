@@ -60,3 +60,18 @@ func TestRegisterMemoryF16(t *testing.T) {
 		t.Errorf("resident %d of %d", full.Resident, full.Bytes)
 	}
 }
+
+// TestRegisterMemoryQ8: a q8_0 cache reports 34 bytes per 32 elements.
+func TestRegisterMemoryQ8(t *testing.T) {
+	c := &Cache{Layers: []*Layer{NewLayerOf(64, 16, Q8_0)}}
+	row := make([]float32, 64)
+	for range 40 {
+		c.Layers[0].Append(row, row)
+	}
+	led := ledger.New()
+	c.RegisterMemory(led, "KV")
+	r := led.Report()
+	if sliding, _ := r.Find("KV layer 0 (sliding 16)"); sliding.Bytes != 2*68*16 {
+		t.Errorf("q8_0 bytes: %d, want %d", sliding.Bytes, 2*68*16)
+	}
+}

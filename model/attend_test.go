@@ -61,9 +61,13 @@ func newAttendCaseOf(r *rand.Rand, typ kv.Type, heads, kvHeads, hd, window int, 
 func (c *attendCase) out() []float32 { return make([]float32, len(c.b.Tokens)*c.a.Heads*c.a.HeadDim) }
 
 // rounded is this step's keys and values as an f16 cache attends them:
-// rounded to halves and widened back (exact); float32 caches use them as
-// they are.
+// rounded to halves and widened back (exact); a q8_0 cache: quantized and
+// dequantized; float32 caches use them as they are.
 func (c *attendCase) rounded() (k, v []float32) {
+	if c.b.Cache[0].Type() == kv.Q8_0 {
+		kvd := c.a.KVHeads * c.a.HeadDim
+		return roundQ8(c.k, kvd), roundQ8(c.v, kvd)
+	}
 	if c.b.Cache[0].Type() != kv.F16 {
 		return c.k, c.v
 	}
@@ -83,7 +87,7 @@ func (c *attendCase) rounded() (k, v []float32) {
 //
 // The Spark-X2.5-1.7B attention shape: 8 query heads on 2 KV heads of 256.
 func benchAttend(b *testing.B, cached, added int) {
-	for _, typ := range []kv.Type{kv.F32, kv.F16} {
+	for _, typ := range []kv.Type{kv.F32, kv.F16, kv.Q8_0} {
 		b.Run(typ.String(), func(b *testing.B) { benchAttendOf(b, typ, cached, added) })
 	}
 }
@@ -110,11 +114,13 @@ func BenchmarkAttendDecode512(b *testing.B) { benchAttend(b, 511, 1) }
 // reference, bit for bit, over head shapes (group sizes, head dims that
 // exercise the kernels' 8-float and scalar tails), full and sliding
 // layers (rings that wrap), resumed caches and several sequences, with
-// float32 and f16 caches (the reference reads an f16 cache's widened rows
-// and this step's rows rounded as the cache stores them: a row decoded
-// alone, in a batch or from the cache gets the same bits).
+// float32, f16 and q8_0 caches (the reference reads an f16 cache's
+// widened rows, a q8_0 cache's dequantized ones, and this step's rows
+// rounded as the cache stores them: a row decoded alone, in a batch or
+// from the cache gets the same bits; q8_0 only where the head dim is a
+// multiple of 32).
 func TestAttendMatchesRows(t *testing.T) {
-	for _, typ := range []kv.Type{kv.F32, kv.F16} {
+	for _, typ := range []kv.Type{kv.F32, kv.F16, kv.Q8_0} {
 		t.Run(typ.String(), func(t *testing.T) { testAttendMatchesRows(t, typ) })
 	}
 }
@@ -141,7 +147,13 @@ func testAttendMatchesRows(t *testing.T, typ kv.Type) {
 		{8, 2, 64, 0, []int{100}, []int{60}},
 		{4, 2, 32, 150, []int{260, 0, 5}, []int{3, 300, 1}},
 		{6, 3, 40, 130, []int{0, 513}, []int{140, 2}},
+		// Qwen3-1.7B's shape (groups of 2 query heads, head dim 128).
+		{16, 8, 128, 0, []int{300, 0}, []int{1, 9}},
+		{4, 2, 128, 0, []int{260}, []int{1}},
 	} {
+		if typ == kv.Q8_0 && tc.hd%32 != 0 {
+			continue
+		}
 		c := newAttendCaseOf(r, typ, tc.heads, tc.kvHeads, tc.hd, tc.window, tc.cached, tc.added)
 		want := c.out()
 		rk, rv := c.rounded()
@@ -169,9 +181,9 @@ func testAttendMatchesRows(t *testing.T, typ kv.Type) {
 // reference is computed on the f16-rounded keys and values (those of the
 // cache and this step's, rounded as the cache stores them), and the same
 // 2e-6 holds: rounding to f16 is the only change, and it is exact in the
-// reference too.
+// reference too. Likewise with a q8_0 cache, on its dequantized rows.
 func TestAttendAccuracy(t *testing.T) {
-	for _, typ := range []kv.Type{kv.F32, kv.F16} {
+	for _, typ := range []kv.Type{kv.F32, kv.F16, kv.Q8_0} {
 		t.Run(typ.String(), func(t *testing.T) { testAttendAccuracy(t, typ) })
 	}
 }
@@ -247,21 +259,39 @@ func testAttendAccuracy(t *testing.T, typ kv.Type) {
 // 21 sliding layers of window 512): about 100 MB of keys and values, far
 // more than the caches hold, as in a real decode step.
 func BenchmarkAttendDecodeModel2048(b *testing.B) {
-	for _, typ := range []kv.Type{kv.F32, kv.F16} {
-		b.Run(typ.String(), func(b *testing.B) { benchAttendDecodeModel(b, typ) })
+	for _, typ := range []kv.Type{kv.F32, kv.F16, kv.Q8_0} {
+		b.Run(typ.String(), func(b *testing.B) {
+			benchAttendDecodeModel(b, typ, func(l int) (int, int, int, int) {
+				if l%4 == 3 {
+					return 8, 2, 256, 0
+				}
+				return 8, 2, 256, 512
+			})
+		})
 	}
 }
 
-func benchAttendDecodeModel(b *testing.B, typ kv.Type) {
+// BenchmarkAttendDecodeQwen3_2048 is BenchmarkAttendDecodeModel2048 for
+// Qwen3-1.7B's shape: 28 full layers of 16 query heads on 8 KV heads of
+// 128 (235 MB of f16 keys and values at depth 2048).
+func BenchmarkAttendDecodeQwen3_2048(b *testing.B) {
+	for _, typ := range []kv.Type{kv.F16, kv.Q8_0} {
+		b.Run(typ.String(), func(b *testing.B) {
+			benchAttendDecodeModel(b, typ, func(int) (int, int, int, int) { return 16, 8, 128, 0 })
+		})
+	}
+}
+
+// benchAttendDecodeModel times a decode step at depth 2048 over 28
+// layers of the shapes shape(layer) gives (heads, KV heads, head dim,
+// window).
+func benchAttendDecodeModel(b *testing.B, typ kv.Type, shape func(l int) (heads, kvHeads, hd, window int)) {
 	const depth = 2048
 	r := rand.New(rand.NewPCG(3, 4))
 	var cases []*attendCase
 	for l := 0; l < 28; l++ {
-		window := 512
-		if l%4 == 3 {
-			window = 0
-		}
-		cases = append(cases, newAttendCaseOf(r, typ, 8, 2, 256, window, []int{depth}, []int{1}))
+		heads, kvHeads, hd, window := shape(l)
+		cases = append(cases, newAttendCaseOf(r, typ, heads, kvHeads, hd, window, []int{depth}, []int{1}))
 	}
 	out := cases[0].out()
 	b.ResetTimer()

@@ -27,13 +27,17 @@ type Attention struct {
 // check Attend against it. It is slow (one dot product at a time) and
 // allocates.
 //
-// An f16 cache stores its rows rounded to halves; this step's keys and
-// values are rounded the same way first, as Attend does.
+// An f16 cache stores its rows rounded to halves, a q8_0 cache as blocks
+// of int8 and a scale; this step's keys and values are rounded the same
+// way first, as Attend does.
 func (a *Attention) AttendRows(b *Batch, li, window int, q, k, v, out []float32) {
 	hd, group := a.HeadDim, a.Heads/a.KVHeads
 	qd, kvd := a.Heads*hd, a.KVHeads*hd
-	if b.Cache[0].Layers[li].Type() == kv.F16 {
+	switch b.Cache[0].Layers[li].Type() {
+	case kv.F16:
 		k, v = roundHalf(k[:len(b.Tokens)*kvd]), roundHalf(v[:len(b.Tokens)*kvd])
+	case kv.Q8_0:
+		k, v = roundQ8(k[:len(b.Tokens)*kvd], kvd), roundQ8(v[:len(b.Tokens)*kvd], kvd)
 	}
 	oc := make([]float32, hd)
 	for t := range b.Tokens {
@@ -84,6 +88,18 @@ func roundHalf(x []float32) []float32 {
 	return out
 }
 
+// roundQ8 is x, rows of kvd values, quantized to q8_0 and dequantized, as
+// a q8_0 cache stores it.
+func roundQ8(x []float32, kvd int) []float32 {
+	out := make([]float32, len(x))
+	q := make([]byte, kernels.Q8RowBytes(kvd))
+	for r := 0; r < len(x)/kvd; r++ {
+		kernels.QuantizeRowQ8(q, x[r*kvd:(r+1)*kvd])
+		kernels.DequantRowQ8(out[r*kvd:(r+1)*kvd], q)
+	}
+	return out
+}
+
 // Attend computes causal attention for every row of a batch at one layer,
 // before this step's keys and values are appended to the caches: a row
 // sees its sequence's earlier positions in the layer cache and the
@@ -116,10 +132,27 @@ func roundHalf(x []float32) []float32 {
 // keys and values are rounded the same way (kernels.F32ToF16, as
 // kv.Layer.Append stores them) before they are attended, so a position
 // reads the same bits from this step as it later will from the cache, and
-// batches, decode steps and thread counts still agree bit for bit.
+// batches, decode steps and thread counts still agree bit for bit. A q8_0
+// cache (kv.Q8_0) likewise: this step's rows are quantized as
+// kv.Layer.Append quantizes them (kernels.QuantizeRowQ8).
 func (a *Attention) Attend(b *Batch, li, window int, q, k, v, out []float32) {
 	st := &stepKV{k: k, v: v}
-	if b.Cache[0].Layers[li].Type() == kv.F16 {
+	switch b.Cache[0].Layers[li].Type() {
+	case kv.Q8_0:
+		kvd := a.KVHeads * a.HeadDim
+		rb := kernels.Q8RowBytes(kvd)
+		n := len(b.Tokens) * rb
+		buf := bytePool.Get().(*[]byte)
+		if cap(*buf) < 2*n {
+			*buf = make([]byte, 2*n)
+		}
+		st.k8, st.v8 = (*buf)[:n], (*buf)[n:2*n]
+		for r := range b.Tokens {
+			kernels.QuantizeRowQ8(st.k8[r*rb:(r+1)*rb], k[r*kvd:(r+1)*kvd])
+			kernels.QuantizeRowQ8(st.v8[r*rb:(r+1)*rb], v[r*kvd:(r+1)*kvd])
+		}
+		defer bytePool.Put(buf)
+	case kv.F16:
 		n := len(b.Tokens) * a.KVHeads * a.HeadDim
 		buf := halfPool.Get().(*[]uint16)
 		if cap(*buf) < 2*n {
@@ -133,28 +166,38 @@ func (a *Attention) Attend(b *Batch, li, window int, q, k, v, out []float32) {
 	a.attend(b, li, window, q, st, out)
 }
 
-// halfPool holds the f16 copies of a step's keys and values.
-var halfPool = sync.Pool{New: func() any { return new([]uint16) }}
+// halfPool and bytePool hold the f16 or q8_0 copies of a step's keys
+// and values.
+var (
+	halfPool = sync.Pool{New: func() any { return new([]uint16) }}
+	bytePool = sync.Pool{New: func() any { return new([]byte) }}
+)
 
 // stepKV is this step's keys and values (rows of the batch): float32,
-// and for an f16 cache the same rows rounded to halves, which are the
-// ones attended.
+// and for an f16 or q8_0 cache the same rows rounded to halves or
+// quantized, which are the ones attended.
 type stepKV struct {
 	k, v     []float32
 	k16, v16 []uint16
+	k8, v8   []byte
 }
 
-// kvRows points at key or value rows of either element type (the other
-// slice nil); the zero value is no rows.
+// kvRows points at key or value rows of one element type (the other
+// slices nil); the zero value is no rows.
 type kvRows struct {
 	f []float32
 	h []uint16
+	q []byte // q8_0 blocks
 }
 
-// from is the rows starting i elements in.
+// from is the rows starting i elements in (for q8_0 a multiple of 32:
+// whole rows and heads).
 func (r kvRows) from(i int) kvRows {
 	if r.h != nil {
 		return kvRows{h: r.h[i:]}
+	}
+	if r.q != nil {
+		return kvRows{q: r.q[kernels.Q8RowBytes(i):]}
 	}
 	if r.f != nil {
 		return kvRows{f: r.f[i:]}
@@ -164,15 +207,21 @@ func (r kvRows) from(i int) kvRows {
 
 // keys and values are this step's rows from row r on.
 func (st *stepKV) keys(r int) kvRows {
-	if st.k16 != nil {
+	switch {
+	case st.k16 != nil:
 		return kvRows{h: st.k16[r:]}
+	case st.k8 != nil:
+		return kvRows{q: st.k8[kernels.Q8RowBytes(r):]}
 	}
 	return kvRows{f: st.k[r:]}
 }
 
 func (st *stepKV) values(r int) kvRows {
-	if st.v16 != nil {
+	switch {
+	case st.v16 != nil:
 		return kvRows{h: st.v16[r:]}
+	case st.v8 != nil:
+		return kvRows{q: st.v8[kernels.Q8RowBytes(r):]}
 	}
 	return kvRows{f: st.v[r:]}
 }
@@ -211,10 +260,11 @@ func (a *Attention) attend(b *Batch, li, window int, q []float32, st *stepKV, ou
 // the same L1 sets, and 16 of them overflow the 8 ways (measured 1.5x
 // slower than blocks of 8 on Zen 3). attnChunk is a multiple of both.
 const (
-	tileTokens = 8
-	attnChunk  = 128
-	keyBlock   = 16
-	valueBlock = 8
+	tileTokens  = 8
+	attnChunk   = 128
+	keyBlock    = 16
+	valueBlock  = 8
+	decodeBlock = 32
 )
 
 // maxSplitFloats bounds the partial outputs of a split step (16 MiB of
@@ -328,9 +378,13 @@ func (a *Attention) firstKeys(b *Batch, li, window int, st *stepKV, tile attendT
 		r := b.Row0[tile.t0] + p - cached
 		return st.keys(r * kvd)
 	}
-	if layer.Type() == kv.F16 {
+	switch layer.Type() {
+	case kv.F16:
 		ks, _, _ := layer.RunF16(p, 1)
 		return kvRows{h: ks}
+	case kv.Q8_0:
+		ks, _, _ := layer.RunQ8(p, 1)
+		return kvRows{q: ks}
 	}
 	ks, _, _ := layer.Run(p, 1)
 	return kvRows{f: ks}
@@ -467,13 +521,16 @@ func (a *Attention) chunkBlocks(dst []kvBlock, b *Batch, li, window int, st *ste
 	lo, _ := span(b, window, tile.t0, c) // rows further down see no less
 	_, hi := span(b, window, tile.t1-1, c)
 	p := lo
-	f16 := layer.Type() == kv.F16
+	typ := layer.Type()
 	for p < min(hi, cached) {
 		var ks, vs kvRows
 		var m int
-		if f16 {
+		switch typ {
+		case kv.F16:
 			ks.h, vs.h, m = layer.RunF16(p, min(hi, cached)-p)
-		} else {
+		case kv.Q8_0:
+			ks.q, vs.q, m = layer.RunQ8(p, min(hi, cached)-p)
+		default:
 			ks.f, vs.f, m = layer.Run(p, min(hi, cached)-p)
 		}
 		for i := 0; i < m; i += size {
@@ -504,7 +561,15 @@ func (a *Attention) attendChunk(b *Batch, li, window int, q []float32, st *stepK
 	t0, t1 := tile.t0, tile.t1
 	cs := c * attnChunk
 	sc := s.sc
-	s.blocks = a.chunkBlocks(s.blocks[:0], b, li, window, st, tile, c, keyBlock)
+	kb, vb := keyBlock, valueBlock
+	if t1-t0 == 1 {
+		// One row (decode) reads each block once whatever its size: take
+		// fewer, larger blocks (the sums are the same; a call per 8 or 16
+		// positions cost as much as the products at long contexts), still
+		// small enough that each block prefetches the next.
+		kb, vb = decodeBlock, decodeBlock
+	}
+	s.blocks = a.chunkBlocks(s.blocks[:0], b, li, window, st, tile, c, kb)
 	blocks := s.blocks
 	// Scores, one block of keys at a time for every row and head.
 	for j, blk := range blocks {
@@ -519,11 +584,7 @@ func (a *Attention) attendChunk(b *Batch, li, window int, q []float32, st *stepK
 					n := nx.from((h / group) * hd)
 					ks := blk.ks.from((s-blk.p0)*kvd + (h/group)*hd)
 					out, qh := sc[((t-t0)*a.Heads+h)*attnChunk+s-cs:], q[t*qd+h*hd:]
-					if ks.h != nil {
-						kernels.DotRowsMultiNextF16(out, attnChunk, qh, hd, group, hd, ks.h, kvd, e-s, a.Scale, n.h)
-					} else {
-						kernels.DotRowsMultiNext(out, attnChunk, qh, hd, group, hd, ks.f, kvd, e-s, a.Scale, n.f)
-					}
+					a.dotRows(out, qh, ks, e-s, n)
 				}
 				nx = kvRows{} // the tile's other rows read the same block
 			}
@@ -542,7 +603,7 @@ func (a *Attention) attendChunk(b *Batch, li, window int, q []float32, st *stepK
 	}
 	// The weighted sums of values, a block of value rows at a time; each
 	// output element takes its multiply-adds in order of position.
-	s.blocks = a.chunkBlocks(s.blocks[:0], b, li, window, st, tile, c, valueBlock)
+	s.blocks = a.chunkBlocks(s.blocks[:0], b, li, window, st, tile, c, vb)
 	blocks = s.blocks
 	for j, blk := range blocks {
 		nx := next
@@ -556,14 +617,39 @@ func (a *Attention) attendChunk(b *Batch, li, window int, q []float32, st *stepK
 					n := nx.from((h / group) * hd)
 					vs := blk.vs.from((s-blk.p0)*kvd + (h/group)*hd)
 					y, p := oc[(t-t0)*qd+h*hd:], sc[((t-t0)*a.Heads+h)*attnChunk+s-cs:]
-					if vs.h != nil {
-						kernels.AxpyRowsMultiNextF16(y, hd, group, hd, p, attnChunk, e-s, vs.h, kvd, n.h)
-					} else {
-						kernels.AxpyRowsMultiNext(y, hd, group, hd, p, attnChunk, e-s, vs.f, kvd, n.f)
-					}
+					a.axpyRows(y, p, vs, e-s, n)
 				}
 				nx = kvRows{}
 			}
 		}
+	}
+}
+
+// dotRows sets the scores out (attnChunk apart per query head) of a KV
+// head's group of query heads qh against n key rows ks of any element
+// type, prefetching the rows of next.
+func (a *Attention) dotRows(out, qh []float32, ks kvRows, n int, next kvRows) {
+	hd, group, kvd := a.HeadDim, a.Heads/a.KVHeads, a.KVHeads*a.HeadDim
+	switch {
+	case ks.h != nil:
+		kernels.DotRowsMultiNextF16(out, attnChunk, qh, hd, group, hd, ks.h, kvd, n, a.Scale, next.h)
+	case ks.q != nil:
+		kernels.DotRowsMultiNextQ8(out, attnChunk, qh, hd, group, hd, ks.q, kernels.Q8RowBytes(kvd), n, a.Scale, next.q)
+	default:
+		kernels.DotRowsMultiNext(out, attnChunk, qh, hd, group, hd, ks.f, kvd, n, a.Scale, next.f)
+	}
+}
+
+// axpyRows adds to the outputs y of a KV head's group of query heads the
+// n value rows vs weighted by p (attnChunk apart per query head).
+func (a *Attention) axpyRows(y, p []float32, vs kvRows, n int, next kvRows) {
+	hd, group, kvd := a.HeadDim, a.Heads/a.KVHeads, a.KVHeads*a.HeadDim
+	switch {
+	case vs.h != nil:
+		kernels.AxpyRowsMultiNextF16(y, hd, group, hd, p, attnChunk, n, vs.h, kvd, next.h)
+	case vs.q != nil:
+		kernels.AxpyRowsMultiNextQ8(y, hd, group, hd, p, attnChunk, n, vs.q, kernels.Q8RowBytes(kvd), next.q)
+	default:
+		kernels.AxpyRowsMultiNext(y, hd, group, hd, p, attnChunk, n, vs.f, kvd, next.f)
 	}
 }

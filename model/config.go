@@ -263,7 +263,7 @@ func (c *Config) KVBytes(ctx int) int64 {
 		if l.Sliding && c.SlidingWindow < n {
 			n = c.SlidingWindow
 		}
-		total += int64(n) * int64(c.KVDim()) * 2 * int64(c.KVType.Size())
+		total += int64(n) * 2 * int64(c.KVType.RowBytes(c.KVDim()))
 	}
 	return total
 }

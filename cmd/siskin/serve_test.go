@@ -55,8 +55,8 @@ func TestServePrintConfig(t *testing.T) {
 	if err != nil || !regexpLine(out, "kv_cache_type", "f16", "flag") {
 		t.Errorf("--kv-type over the profile: %v\n%s", err, out)
 	}
-	if _, err := siskin(t, "serve", "-m", model, "--print-config", "--kv-type", "q8_0"); err == nil || !strings.Contains(err.Error(), "must be one of f16, f32") {
-		t.Errorf("--kv-type q8_0: %v", err)
+	if _, err := siskin(t, "serve", "-m", model, "--print-config", "--kv-type", "q4_0"); err == nil || !strings.Contains(err.Error(), "must be one of f16, q8_0, f32") {
+		t.Errorf("--kv-type q4_0: %v", err)
 	}
 	os.WriteFile(prof, []byte("threads: 2\nbogus: 1\n"), 0o644)
 	if _, err := siskin(t, "serve", "-m", model, "--print-config", "--profile", prof); err == nil || !strings.Contains(err.Error(), prof+":2:1") {

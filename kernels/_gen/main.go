@@ -131,6 +131,8 @@ func main() {
 	write("packk_vnni8_amd64.s", vnni8File())
 	write("packk_avxvnni_amd64.s", avxvnniFile())
 	write("float_avx512_amd64.s", float512File())
+	write("attn_avx512_amd64.s", attn512File())
+	write("attn_avx2_amd64.s", attnAVX2File())
 	write("conv_amd64.s", convFile())
 	write("conv_arm64.s", convNEONFile())
 }

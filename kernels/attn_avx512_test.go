@@ -1,0 +1,135 @@
+//go:build amd64 && gc && !purego
+
+package kernels
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/siskin-ml/siskin/tensor"
+)
+
+// TestAttentionAVX512MatchesAVX2: the AVX-512 attention kernels (1, 2 and
+// 4 query rows at a time) give the AVX2 tier's bits for f16 and q8_0 keys
+// and values, over 0-9 query rows, key counts with ragged tails of every
+// group size, widths with and without a 16-column tail, and padded
+// strides; so the tiers agree and, within the AVX-512 tier, a row's
+// scores do not depend on how many rows are computed with it.
+func TestAttentionAVX512MatchesAVX2(t *testing.T) {
+	if !supported[tierAVX512] {
+		t.Skip("this CPU or build has no AVX-512 F/BW/VL + VNNI: the avx512 tier is not tested here")
+	}
+	r := rand.New(rand.NewPCG(31, 32))
+	rnd := func(n int) []float32 {
+		x := make([]float32, n)
+		for i := range x {
+			x[i] = float32(r.NormFloat64())
+		}
+		return x
+	}
+	in := func(tr tier, f func()) {
+		prev := setTier(tr)
+		defer setTier(prev)
+		f()
+	}
+	same := func(what string, a, b []float32) {
+		t.Helper()
+		for i := range a {
+			if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
+				t.Fatalf("%s: [%d] avx512 %v, avx2 %v", what, i, a[i], b[i])
+			}
+		}
+	}
+	for _, width := range []int{16, 32, 40, 64, 128, 256} {
+		for m := 0; m <= 9; m++ {
+			for _, n := range []int{1, 2, 3, 4, 7, 8, 9, 13, 16, 31} {
+				name := fmt.Sprintf("width %d m %d n %d", width, m, n)
+				qs, os, ps := width+r.IntN(2)*16, n+r.IntN(3), n+r.IntN(2)
+				q := rnd(max(0, (m-1)*qs+width))
+				out0 := rnd(max(0, (m-1)*os+n))
+				y0 := rnd(max(0, (m-1)*qs+width))
+				p := rnd(max(0, (m-1)*ps+n))
+				ks := width + r.IntN(3)*8
+				k16 := make([]uint16, (n-1)*ks+width)
+				for i := range k16 {
+					k16[i] = tensor.Float32ToFP16(float32(r.NormFloat64()))
+				}
+				var o [2][]float32
+				var y [2][]float32
+				for i, tr := range []tier{tierAVX512, tierAVX2} {
+					o[i] = append([]float32(nil), out0...)
+					y[i] = append([]float32(nil), y0...)
+					in(tr, func() {
+						DotRowsMultiNextF16(o[i], os, q, qs, m, width, k16, ks, n, 0.125, nil)
+						AxpyRowsMultiNextF16(y[i], qs, m, width, p, ps, n, k16, ks, nil)
+					})
+				}
+				same("f16 dot "+name, o[0], o[1])
+				same("f16 axpy "+name, y[0], y[1])
+				if width%32 != 0 {
+					continue
+				}
+				kb := Q8RowBytes(width) + r.IntN(2)*34
+				k8 := make([]byte, (n-1)*kb+Q8RowBytes(width))
+				for i := 0; i < n; i++ {
+					QuantizeRowQ8(k8[i*kb:i*kb+Q8RowBytes(width)], rnd(width))
+				}
+				for i, tr := range []tier{tierAVX512, tierAVX2} {
+					o[i] = append(o[i][:0], out0...)
+					y[i] = append(y[i][:0], y0...)
+					in(tr, func() {
+						DotRowsMultiNextQ8(o[i], os, q, qs, m, width, k8, kb, n, 0.125, nil)
+						AxpyRowsMultiNextQ8(y[i], qs, m, width, p, ps, n, k8, kb, nil)
+					})
+				}
+				same("q8_0 dot "+name, o[0], o[1])
+				same("q8_0 axpy "+name, y[0], y[1])
+			}
+		}
+	}
+}
+
+// BenchmarkAttentionDecodeAVX512 is one KV head's decode attention of a
+// GQA group of two query heads over 2048 positions (Qwen3-1.7B's shape:
+// head dim 128, 8 KV heads), per tier and cache type.
+func BenchmarkAttentionDecodeAVX512(b *testing.B) {
+	const hd, kvd, n, m = 128, 1024, 2048, 2
+	r := rand.New(rand.NewPCG(5, 6))
+	k := make([]float32, n*kvd)
+	for i := range k {
+		k[i] = float32(r.NormFloat64())
+	}
+	k16 := make([]uint16, len(k))
+	F32ToF16(k16, k)
+	rb := Q8RowBytes(kvd)
+	k8 := make([]byte, n*rb)
+	for i := 0; i < n; i++ {
+		QuantizeRowQ8(k8[i*rb:(i+1)*rb], k[i*kvd:(i+1)*kvd])
+	}
+	q := k[:m*hd]
+	sc := make([]float32, m*n)
+	o := make([]float32, m*hd)
+	for _, tr := range []tier{tierAVX2, tierAVX512} {
+		if !supported[tr] {
+			continue
+		}
+		b.Run("f16/"+tr.String(), func(b *testing.B) {
+			defer setTier(setTier(tr))
+			for b.Loop() {
+				DotRowsMultiF16(sc, n, q, hd, m, hd, k16, kvd, n, 0.0625)
+				clear(o)
+				AxpyRowsMultiF16(o, hd, m, hd, sc, n, n, k16, kvd)
+			}
+		})
+		b.Run("q8_0/"+tr.String(), func(b *testing.B) {
+			defer setTier(setTier(tr))
+			for b.Loop() {
+				DotRowsMultiNextQ8(sc, n, q, hd, m, hd, k8, rb, n, 0.0625, nil)
+				clear(o)
+				AxpyRowsMultiNextQ8(o, hd, m, hd, sc, n, n, k8, rb, nil)
+			}
+		})
+	}
+}

@@ -1,0 +1,139 @@
+package kernels
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/siskin-ml/siskin/tensor"
+)
+
+// Attention over a q8_0 key/value cache: a row of width elements (a
+// multiple of 32) is stored as width/32 blocks of 34 bytes, an fp16
+// scale d then 32 int8 q, as GGUF's Q8_0 (and llama.cpp's -ctk/-ctv q8_0
+// cache). The value of an element is q*d, a product of 8 and 11
+// significant bits and so exact in float32: each kernel here is defined
+// as its float32 twin on the dequantized rows, in every tier, as the f16
+// ones are on widened halves.
+
+// Q8RowBytes is the bytes of a q8_0 row of width elements.
+func Q8RowBytes(width int) int { return width / 32 * q8_0Bytes }
+
+// QuantizeRowQ8 stores src (a multiple of 32 values) as q8_0 blocks in
+// dst (Q8RowBytes(len(src)) bytes): d = amax/127 rounded to fp16, q =
+// round(x/d) with the unrounded d, as ggml's quantize_row_q8_0_ref.
+func QuantizeRowQ8(dst []byte, src []float32) {
+	if len(src)%32 != 0 || len(dst) != Q8RowBytes(len(src)) {
+		panic(fmt.Sprintf("kernels: QuantizeRowQ8 of %d values into %d bytes", len(src), len(dst)))
+	}
+	for b := 0; b < len(src)/32; b++ {
+		quantQ8_0((*[q8_0Bytes]byte)(dst[b*q8_0Bytes:]), (*[32]float32)(src[b*32:]))
+	}
+}
+
+// DequantRowQ8 widens q8_0 blocks into dst (32 values per block, exact).
+func DequantRowQ8(dst []float32, src []byte) {
+	if len(dst)%32 != 0 || len(src) != Q8RowBytes(len(dst)) {
+		panic(fmt.Sprintf("kernels: DequantRowQ8 of %d bytes into %d values", len(src), len(dst)))
+	}
+	vk().dequantQ8(dst, src)
+}
+
+// dequantQ8Go is DequantRowQ8's generic twin.
+func dequantQ8Go(dst []float32, src []byte) {
+	for b := 0; b < len(dst)/32; b++ {
+		blk := src[b*q8_0Bytes : (b+1)*q8_0Bytes]
+		d := tensor.FP16ToFloat32(binary.LittleEndian.Uint16(blk))
+		y := dst[b*32 : b*32+32]
+		for j := range y {
+			y[j] = float32(int8(blk[2+j])) * d
+		}
+	}
+}
+
+// checkQ8Rows panics unless n q8_0 rows of width elements, stride bytes
+// apart, fit in have bytes.
+func checkQ8Rows(what string, n, width, have, stride int) {
+	if width%32 != 0 {
+		panic(fmt.Sprintf("kernels: %s of width %d, not a multiple of 32", what, width))
+	}
+	checkRows(what, n, Q8RowBytes(width), have, stride)
+}
+
+// DotRowsMultiNextQ8 is DotRowsMultiNext with keys (and the prefetched
+// rows next) stored as q8_0 rows kstride bytes apart: bit-identical to
+// DotRowsMulti on the dequantized keys. width is a multiple of 32.
+func DotRowsMultiNextQ8(out []float32, ostride int, q []float32, qstride, m, width int, k []byte, kstride, n int, scale float32, next []byte) {
+	checkRows("DotRowsMultiQ8 (queries)", m, width, len(q), qstride)
+	checkRows("DotRowsMultiQ8 (outputs)", m, n, len(out), ostride)
+	checkQ8Rows("DotRowsMultiQ8 (keys)", n, width, len(k), kstride)
+	if m == 0 || n == 0 || width == 0 {
+		return
+	}
+	if len(next) == 0 {
+		next = k
+	}
+	vk().dotRowsMultiQ8(out, ostride, q, qstride, m, width, k, kstride, n, scale, next)
+}
+
+// AxpyRowsMultiNextQ8 is AxpyRowsMultiNext with values (and next) stored
+// as q8_0 rows vstride bytes apart: bit-identical to AxpyRowsMulti on the
+// dequantized values. width is a multiple of 32.
+func AxpyRowsMultiNextQ8(y []float32, ystride, m, width int, p []float32, pstride, n int, v []byte, vstride int, next []byte) {
+	checkRows("AxpyRowsMultiQ8 (outputs)", m, width, len(y), ystride)
+	checkRows("AxpyRowsMultiQ8 (weights)", m, n, len(p), pstride)
+	checkQ8Rows("AxpyRowsMultiQ8 (values)", n, width, len(v), vstride)
+	if m == 0 || n == 0 || width == 0 {
+		return
+	}
+	if len(next) == 0 {
+		next = v
+	}
+	vk().axpyRowsMultiQ8(y, ystride, m, width, p, pstride, n, v, vstride, next)
+}
+
+// dequantRows widens n q8_0 rows of width elements, stride bytes apart,
+// into a pooled buffer of n rows of width floats (return it to
+// widenPool).
+func dequantRows(src []byte, stride, n, width int) *[]float32 {
+	b := widenPool.Get().(*[]float32)
+	if cap(*b) < n*width {
+		*b = make([]float32, n*width)
+	}
+	w := (*b)[:n*width]
+	for i := 0; i < n; i++ {
+		vk().dequantQ8(w[i*width:(i+1)*width], src[i*stride:i*stride+Q8RowBytes(width)])
+	}
+	*b = w
+	return b
+}
+
+// dotRowsMultiQ8Go is the generic twin: the keys dequantized, then
+// dotRowsMultiGo.
+func dotRowsMultiQ8Go(out []float32, ostride int, q []float32, qstride, m, width int, k []byte, kstride, n int, scale float32) {
+	b := dequantRows(k, kstride, n, width)
+	dotRowsMultiGo(out, ostride, q, qstride, m, width, *b, width, n, scale)
+	widenPool.Put(b)
+}
+
+// axpyRowsMultiQ8Go is the generic twin: the values dequantized, then
+// axpyRowsMultiGo.
+func axpyRowsMultiQ8Go(y []float32, ystride, m, width int, p []float32, pstride, n int, v []byte, vstride int) {
+	b := dequantRows(v, vstride, n, width)
+	axpyRowsMultiGo(y, ystride, m, width, p, pstride, n, *b, width)
+	widenPool.Put(b)
+}
+
+// dotRowsMultiQ8Widen is the q8_0 dot of the tiers without a q8_0 kernel
+// (AVX2, NEON): the keys dequantized, then the tier's float32 kernel.
+func dotRowsMultiQ8Widen(out []float32, ostride int, q []float32, qstride, m, width int, k []byte, kstride, n int, scale float32, _ []byte) {
+	b := dequantRows(k, kstride, n, width)
+	dotRowsMulti(out, ostride, q, qstride, m, width, *b, width, n, scale, *b)
+	widenPool.Put(b)
+}
+
+// axpyRowsMultiQ8Widen is axpy's counterpart of dotRowsMultiQ8Widen.
+func axpyRowsMultiQ8Widen(y []float32, ystride, m, width int, p []float32, pstride, n int, v []byte, vstride int, _ []byte) {
+	b := dequantRows(v, vstride, n, width)
+	axpyRowsMulti(y, ystride, m, width, p, pstride, n, *b, width, *b)
+	widenPool.Put(b)
+}

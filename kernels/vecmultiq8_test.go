@@ -1,0 +1,164 @@
+package kernels
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestDotAxpyRowsMultiQ8: in every tier the q8_0 kernels equal the
+// float32 ones on the dequantized keys and values bit for bit, with and
+// without rows to prefetch, for 0-6 query rows (the AVX-512 kernels take
+// 4, 2 and 1 at a time), key counts with ragged tails of the 8/4/2-key
+// groups, widths of 1-8 blocks and padded strides; and the generic twins
+// (dotRowsMultiQ8Go, axpyRowsMultiQ8Go) are within 1e-6 of the sum of
+// |terms| of them (reordered float32 sums, FMA against multiply and add).
+// Quantizing then dequantizing a row errs by at most half a step plus the
+// fp16 rounding of the scale, d*(1/2 + 127/2048) with d = amax/127 per
+// block.
+func TestDotAxpyRowsMultiQ8(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 22))
+	rnd := func(n int) []float32 {
+		x := make([]float32, n)
+		for i := range x {
+			x[i] = float32(r.NormFloat64())
+		}
+		return x
+	}
+	// rows returns n q8_0 rows of width, stride bytes apart, and their
+	// dequantized values (width floats apart).
+	rows := func(n, width, stride int) ([]byte, []float32) {
+		b := make([]byte, max(0, (n-1)*stride+Q8RowBytes(width)))
+		f := make([]float32, n*width)
+		for i := 0; i < n; i++ {
+			src := rnd(width)
+			QuantizeRowQ8(b[i*stride:i*stride+Q8RowBytes(width)], src)
+			DequantRowQ8(f[i*width:(i+1)*width], b[i*stride:i*stride+Q8RowBytes(width)])
+			for blk := 0; blk < width/32; blk++ {
+				amax := 0.0
+				for _, x := range src[blk*32 : blk*32+32] {
+					amax = math.Max(amax, math.Abs(float64(x)))
+				}
+				for e := blk * 32; e < blk*32+32; e++ {
+					if d := math.Abs(float64(f[i*width+e] - src[e])); d > amax/127*(0.5+127.0/2048)+1e-7 {
+						t.Fatalf("q8_0 round trip of %g gave %g (block amax %g)", src[e], f[i*width+e], amax)
+					}
+				}
+			}
+		}
+		return b, f
+	}
+	same := func(what string, got, want []float32) {
+		t.Helper()
+		for i := range got {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("%s: [%d] = %v, want %v", what, i, got[i], want[i])
+			}
+		}
+	}
+	for _, tierName := range allTiers() {
+		if !supported[tierName] {
+			continue
+		}
+		prev := setTier(tierName)
+		for _, width := range []int{32, 64, 96, 128, 256} {
+			for m := 0; m <= 6; m++ {
+				for _, n := range []int{0, 1, 2, 3, 5, 8, 9, 15, 17} {
+					name := func(op string) string {
+						return fmt.Sprintf("%s %s width %d m %d n %d", tierName, op, width, m, n)
+					}
+					qs, ks, os := width+r.IntN(2)*8, Q8RowBytes(width)+r.IntN(3)*34+r.IntN(2), n+r.IntN(3)
+					q := rnd(max(0, (m-1)*qs+width))
+					k8, k := rows(n, width, ks)
+					nx, _ := rows(2, width, ks)
+					out0 := rnd(max(0, (m-1)*os+n))
+					want := append([]float32(nil), out0...)
+					DotRowsMulti(want, os, q, qs, m, width, k, width, n, 0.0625)
+					got := append([]float32(nil), out0...)
+					DotRowsMultiNextQ8(got, os, q, qs, m, width, k8, ks, n, 0.0625, nil)
+					same(name("DotRowsMultiQ8"), got, want)
+					got = append(got[:0], out0...)
+					DotRowsMultiNextQ8(got, os, q, qs, m, width, k8, ks, n, 0.0625, nx)
+					same(name("DotRowsMultiNextQ8"), got, want)
+					twin := append([]float32(nil), out0...)
+					dotRowsMultiQ8Go(twin, os, q, qs, m, width, k8, ks, n, 0.0625)
+					for j := 0; j < m; j++ {
+						for i := 0; i < n; i++ {
+							mag := 0.0
+							for e := 0; e < width; e++ {
+								mag += math.Abs(float64(q[j*qs+e]) * float64(k[i*width+e]))
+							}
+							if d := math.Abs(float64(got[j*os+i] - twin[j*os+i])); d > 1e-6*0.0625*mag {
+								t.Fatalf("%s: [%d][%d] = %v, generic twin %v", name("DotRowsMultiQ8"), j, i, got[j*os+i], twin[j*os+i])
+							}
+						}
+					}
+
+					ys, ps := width+r.IntN(2)*8, n+r.IntN(2)
+					y0 := rnd(max(0, (m-1)*ys+width))
+					p := rnd(max(0, (m-1)*ps+n))
+					wantY := append([]float32(nil), y0...)
+					AxpyRowsMulti(wantY, ys, m, width, p, ps, n, k, width)
+					y := append([]float32(nil), y0...)
+					AxpyRowsMultiNextQ8(y, ys, m, width, p, ps, n, k8, ks, nil)
+					same(name("AxpyRowsMultiQ8"), y, wantY)
+					y = append(y[:0], y0...)
+					AxpyRowsMultiNextQ8(y, ys, m, width, p, ps, n, k8, ks, nx)
+					same(name("AxpyRowsMultiNextQ8"), y, wantY)
+					twinY := append([]float32(nil), y0...)
+					axpyRowsMultiQ8Go(twinY, ys, m, width, p, ps, n, k8, ks)
+					for j := 0; j < m; j++ {
+						for e := 0; e < width; e++ {
+							mag := math.Abs(float64(y0[j*ys+e]))
+							for i := 0; i < n; i++ {
+								mag += math.Abs(float64(p[j*ps+i]) * float64(k[i*width+e]))
+							}
+							if d := math.Abs(float64(y[j*ys+e] - twinY[j*ys+e])); d > 1e-6*mag {
+								t.Fatalf("%s: [%d][%d] = %v, generic twin %v", name("AxpyRowsMultiQ8"), j, e, y[j*ys+e], twinY[j*ys+e])
+							}
+						}
+					}
+				}
+			}
+		}
+		setTier(prev)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("DotRowsMultiNextQ8 of width 48 did not panic")
+		}
+	}()
+	DotRowsMultiNextQ8(make([]float32, 8), 2, make([]float32, 96), 48, 2, 48, make([]byte, 200), 51, 2, 1, nil)
+}
+
+// TestDequantRowQ8: in every tier DequantRowQ8 gives the generic twin's
+// bits for random blocks, including subnormal, zero and negative scales.
+func TestDequantRowQ8(t *testing.T) {
+	r := rand.New(rand.NewPCG(23, 24))
+	src := make([]byte, 9*34)
+	for i := range src {
+		src[i] = byte(r.Uint32())
+	}
+	for b, d := range []uint16{0x0001, 0x0000, 0x8000, 0xbc00, 0x3c00} {
+		src[34*b], src[34*b+1] = byte(d), byte(d>>8)
+	}
+	want := make([]float32, 9*32)
+	dequantQ8Go(want, src)
+	for _, tierName := range allTiers() {
+		if !supported[tierName] {
+			continue
+		}
+		prev := setTier(tierName)
+		for _, n := range []int{0, 1, 9} {
+			got := make([]float32, 32*n)
+			DequantRowQ8(got, src[:34*n])
+			for i := range got {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("%s: [%d] = %v, want %v", tierName, i, got[i], want[i])
+				}
+			}
+		}
+		setTier(prev)
+	}
+}
