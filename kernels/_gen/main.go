@@ -188,64 +188,7 @@ func kConstants(a *asm) {
 // Stack: 0-255 the eight scale vectors (int16 pairs), 256-383 the four
 // min pair vectors.
 func q4k(a *asm, A int) {
-	name := "q4kPackVecAVX2"
-	args := "$384-88"
-	if A == 4 {
-		name = "q4kPackVec4AVX2"
-		args = "$384-104"
-	}
-	l := func(s string) string { return fmt.Sprintf("q4kp%d%s", A, s) }
-	a.raw("// func %s%s", name, sig(A))
-	a.raw("TEXT ·%s(SB), NOSPLIT, %s", name, args)
-	loadArgs(a, A)
-	a.op("VMOVDQU pk0f<>(SB), Y9")
-	a.label(l("group"))
-	a.op("MOVQ x_base+%d(FP), R12", xOff(A))
-	a.op("MOVQ blocks+%d(FP), DX", blocksOff(A))
-	a.op("MOVQ DX, R13")
-	a.op("SHLQ $8, R13")
-	a.op("ADDQ R12, R13")
-	a.op("LEAQ (DX)(DX*8), AX")
-	a.op("SHLQ $2, AX")
-	a.op("ADDQ R13, AX")
-	for i := 0; i < A; i++ {
-		a.op("VXORPS Y%d, Y%d, Y%d", 12+i, 12+i, 12+i)
-	}
-	a.label(l("block"))
-	// Scales and mins of the 8 rows.
-	a.op("VMOVDQU 32(SI), Y0")
-	a.op("VMOVDQU 64(SI), Y1")
-	a.op("VMOVDQU 96(SI), Y2")
-	a.op("VPAND pk3f<>(SB), Y0, Y3")
-	a.op("VPAND pkc0<>(SB), Y0, Y0")
-	a.op("VPSRLW $2, Y0, Y0")
-	a.op("VPAND Y9, Y2, Y10")
-	a.op("VPOR Y0, Y10, Y10")
-	for j := 0; j < 8; j++ {
-		src := "Y3"
-		if j >= 4 {
-			src = "Y10"
-		}
-		a.op("VPSHUFB pksc%d<>(SB), %s, Y0", j%4, src)
-		a.op("VMOVDQU Y0, %d(SP)", 32*j)
-	}
-	a.op("VPAND pk3f<>(SB), Y1, Y3")
-	a.op("VPSRLW $4, Y2, Y2")
-	a.op("VPAND Y9, Y2, Y2")
-	a.op("VPAND pkc0<>(SB), Y1, Y1")
-	a.op("VPSRLW $2, Y1, Y1")
-	a.op("VPOR Y1, Y2, Y2")
-	for p := 0; p < 4; p++ {
-		src := "Y3"
-		if p >= 2 {
-			src = "Y2"
-		}
-		a.op("VPSHUFB pkmp%d<>(SB), %s, Y0", p%2, src)
-		a.op("VMOVDQU Y0, %d(SP)", 256+32*p)
-	}
-	for i := 0; i < A; i++ {
-		a.op("VPXOR Y%d, Y%d, Y%d", 4+i, 4+i, 4+i)
-	}
+	l := q4kBlockHead(a, A, "q4kPackVecAVX2", "q4kPackVec4AVX2", "q4kp", "pksc")
 	for c := 0; c < 4; c++ {
 		if A == 1 {
 			for p := 0; p < 256; p += 64 {
@@ -762,4 +705,69 @@ func q6k8(a *asm) {
 	a.op("VZEROUPPER")
 	a.op("RET")
 	a.raw("")
+}
+
+// q4kBlockHead writes the start of a packed Q4_K kernel with A activation
+// rows (the AVX2 and AVX-VNNI ones share it): the text symbol, the group
+// loop's set-up, and per super-block the eight rows' scales (shuffled by
+// the tables scales0-3) and min pairs on the stack, with the integer sums
+// cleared. It returns the kernel's label maker.
+func q4kBlockHead(a *asm, A int, name1, name4, prefix, scales string) func(string) string {
+	name, args := name1, "$384-88"
+	if A == 4 {
+		name, args = name4, "$384-104"
+	}
+	l := func(s string) string { return fmt.Sprintf("%s%d%s", prefix, A, s) }
+	a.raw("// func %s%s", name, sig(A))
+	a.raw("TEXT ·%s(SB), NOSPLIT, %s", name, args)
+	loadArgs(a, A)
+	a.op("VMOVDQU pk0f<>(SB), Y9")
+	a.label(l("group"))
+	a.op("MOVQ x_base+%d(FP), R12", xOff(A))
+	a.op("MOVQ blocks+%d(FP), DX", blocksOff(A))
+	a.op("MOVQ DX, R13")
+	a.op("SHLQ $8, R13")
+	a.op("ADDQ R12, R13")
+	a.op("LEAQ (DX)(DX*8), AX")
+	a.op("SHLQ $2, AX")
+	a.op("ADDQ R13, AX")
+	for i := 0; i < A; i++ {
+		a.op("VXORPS Y%d, Y%d, Y%d", 12+i, 12+i, 12+i)
+	}
+	a.label(l("block"))
+	// Scales and mins of the 8 rows.
+	a.op("VMOVDQU 32(SI), Y0")
+	a.op("VMOVDQU 64(SI), Y1")
+	a.op("VMOVDQU 96(SI), Y2")
+	a.op("VPAND pk3f<>(SB), Y0, Y3")
+	a.op("VPAND pkc0<>(SB), Y0, Y0")
+	a.op("VPSRLW $2, Y0, Y0")
+	a.op("VPAND Y9, Y2, Y10")
+	a.op("VPOR Y0, Y10, Y10")
+	for j := 0; j < 8; j++ {
+		src := "Y3"
+		if j >= 4 {
+			src = "Y10"
+		}
+		a.op("VPSHUFB %s%d<>(SB), %s, Y0", scales, j%4, src)
+		a.op("VMOVDQU Y0, %d(SP)", 32*j)
+	}
+	a.op("VPAND pk3f<>(SB), Y1, Y3")
+	a.op("VPSRLW $4, Y2, Y2")
+	a.op("VPAND Y9, Y2, Y2")
+	a.op("VPAND pkc0<>(SB), Y1, Y1")
+	a.op("VPSRLW $2, Y1, Y1")
+	a.op("VPOR Y1, Y2, Y2")
+	for p := 0; p < 4; p++ {
+		src := "Y3"
+		if p >= 2 {
+			src = "Y2"
+		}
+		a.op("VPSHUFB pkmp%d<>(SB), %s, Y0", p%2, src)
+		a.op("VMOVDQU Y0, %d(SP)", 256+32*p)
+	}
+	for i := 0; i < A; i++ {
+		a.op("VPXOR Y%d, Y%d, Y%d", 4+i, 4+i, 4+i)
+	}
+	return l
 }
