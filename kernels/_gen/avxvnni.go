@@ -281,25 +281,7 @@ func q6kVNNI(a *asm, A int) {
 			}
 		}
 	}
-	// I -= 32 * sum over pairs p of (scale pair) . (activation sums of 16).
-	corr := []string{"Y8", "Y9", "Y14", "Y15"}
-	for p := 0; p < 8; p++ {
-		a.op("VPMOVSXBW %d(SI), Y13", 1536+16*p)
-		for r := 0; r < A; r++ {
-			t := y(10 + r%2)
-			a.op("VPBROADCASTD %s, %s", act(4*p, "AX", r), t)
-			if p == 0 {
-				a.op("VPMADDWD Y13, %s, %s", t, corr[r])
-			} else {
-				a.op("VPMADDWD Y13, %s, %s", t, t)
-				a.op("VPADDD %s, %s, %s", t, corr[r], corr[r])
-			}
-		}
-	}
-	for r := 0; r < A; r++ {
-		a.op("VPSLLD $5, %s, %s", corr[r], corr[r])
-		a.op("VPSUBD %s, %s, %s", corr[r], y(r), y(r))
-	}
+	q6kOffset(a, A)
 	a.op("VCVTPH2PS 1664(SI), Y13")
 	if A == 1 {
 		floatStep(a, A, 0, 4, "Y13")

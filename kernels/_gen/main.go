@@ -530,25 +530,7 @@ func q6k(a *asm, A int) {
 			}
 		}
 	}
-	// I -= 32 * sum over pairs p of (scale pair) . (activation sums of 16).
-	corr := []string{"Y8", "Y9", "Y14", "Y15"}
-	for p := 0; p < 8; p++ {
-		a.op("VPMOVSXBW %d(SI), Y13", 1536+16*p)
-		for r := 0; r < A; r++ {
-			t := y(10 + r%2)
-			a.op("VPBROADCASTD %s, %s", act(4*p, "AX", r), t)
-			if p == 0 {
-				a.op("VPMADDWD Y13, %s, %s", t, corr[r])
-			} else {
-				a.op("VPMADDWD Y13, %s, %s", t, t)
-				a.op("VPADDD %s, %s, %s", t, corr[r], corr[r])
-			}
-		}
-	}
-	for r := 0; r < A; r++ {
-		a.op("VPSLLD $5, %s, %s", corr[r], corr[r])
-		a.op("VPSUBD %s, %s, %s", corr[r], y(r), y(r))
-	}
+	q6kOffset(a, A)
 	a.op("VCVTPH2PS 1664(SI), Y13")
 	floatStep(a, A, 0, 4, "Y13")
 	a.op("ADDQ $1680, SI")
@@ -770,4 +752,28 @@ func q4kBlockHead(a *asm, A int, name1, name4, prefix, scales string) func(strin
 		a.op("VPXOR Y%d, Y%d, Y%d", 4+i, 4+i, 4+i)
 	}
 	return l
+}
+
+// q6kOffset subtracts Q6_K's offset of 32 from the integer sums Y0+r of
+// the A activation rows: 32 * sum over scale pairs p of (the pair) .
+// (the activations' sums of 16), the activation sums read at AX.
+func q6kOffset(a *asm, A int) {
+	corr := []string{"Y8", "Y9", "Y14", "Y15"}
+	for p := 0; p < 8; p++ {
+		a.op("VPMOVSXBW %d(SI), Y13", 1536+16*p)
+		for r := 0; r < A; r++ {
+			t := y(10 + r%2)
+			a.op("VPBROADCASTD %s, %s", act(4*p, "AX", r), t)
+			if p == 0 {
+				a.op("VPMADDWD Y13, %s, %s", t, corr[r])
+			} else {
+				a.op("VPMADDWD Y13, %s, %s", t, t)
+				a.op("VPADDD %s, %s, %s", t, corr[r], corr[r])
+			}
+		}
+	}
+	for r := 0; r < A; r++ {
+		a.op("VPSLLD $5, %s, %s", corr[r], corr[r])
+		a.op("VPSUBD %s, %s, %s", corr[r], y(r), y(r))
+	}
 }
