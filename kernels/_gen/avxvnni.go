@@ -108,19 +108,7 @@ func q4kVNNI(a *asm, A int) {
 			q4kChunkVNNI4(a, c)
 		}
 	}
-	// Mins: Y0+a = sum over sub-blocks of m * (sum of 32 quants).
-	for p := 0; p < 4; p++ {
-		for r := 0; r < A; r++ {
-			t := y(10 + r%2)
-			a.op("VPBROADCASTD %s, %s", act(4*p, "AX", r), t)
-			if p == 0 {
-				a.op("VPMADDWD %d(SP), %s, %s", 256+32*p, t, y(r))
-			} else {
-				a.op("VPMADDWD %d(SP), %s, %s", 256+32*p, t, t)
-				a.op("VPADDD %s, %s, %s", t, y(r), y(r))
-			}
-		}
-	}
+	q4kMins(a, A)
 	// F += (d*yd)*float(I); F -= (dmin*yd)*float(M), as q4k.
 	a.op("VCVTPH2PS (SI), Y8")
 	a.op("VCVTPH2PS 16(SI), Y9")

@@ -244,19 +244,7 @@ func q4k(a *asm, A int) {
 			}
 		}
 	}
-	// Mins: Y0+a = sum over sub-blocks of m * (sum of 32 quants).
-	for p := 0; p < 4; p++ {
-		for r := 0; r < A; r++ {
-			t := y(10 + r%2)
-			a.op("VPBROADCASTD %s, %s", act(4*p, "AX", r), t)
-			if p == 0 {
-				a.op("VPMADDWD %d(SP), %s, %s", 256+32*p, t, y(r))
-			} else {
-				a.op("VPMADDWD %d(SP), %s, %s", 256+32*p, t, t)
-				a.op("VPADDD %s, %s, %s", t, y(r), y(r))
-			}
-		}
-	}
+	q4kMins(a, A)
 	// F += (d*yd)*float(I); F -= (dmin*yd)*float(M).
 	a.op("VCVTPH2PS (SI), Y8")
 	a.op("VCVTPH2PS 16(SI), Y9")
@@ -775,5 +763,23 @@ func q6kOffset(a *asm, A int) {
 	for r := 0; r < A; r++ {
 		a.op("VPSLLD $5, %s, %s", corr[r], corr[r])
 		a.op("VPSUBD %s, %s, %s", corr[r], y(r), y(r))
+	}
+}
+
+// q4kMins sets Y0+r, for the A activation rows, to Q4_K's min term: the
+// sum over sub-blocks of the min (the pairs on the stack at 256) times
+// the sum of the sub-block's 32 activation quants (read at AX).
+func q4kMins(a *asm, A int) {
+	for p := 0; p < 4; p++ {
+		for r := 0; r < A; r++ {
+			t := y(10 + r%2)
+			a.op("VPBROADCASTD %s, %s", act(4*p, "AX", r), t)
+			if p == 0 {
+				a.op("VPMADDWD %d(SP), %s, %s", 256+32*p, t, y(r))
+			} else {
+				a.op("VPMADDWD %d(SP), %s, %s", 256+32*p, t, t)
+				a.op("VPADDD %s, %s, %s", t, y(r), y(r))
+			}
+		}
 	}
 }
