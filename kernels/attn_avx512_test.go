@@ -12,8 +12,9 @@ import (
 )
 
 // TestAttentionAVX512MatchesAVX2: the AVX-512 attention kernels (1, 2 and
-// 4 query rows at a time) give the AVX2 tier's bits for f16 and q8_0 keys
-// and values, over 0-9 query rows, key counts with ragged tails of every
+// 4 query rows at a time) give the AVX2 tier's bits for f16 keys and f16
+// and q8_0 values (q8_0 keys: int8 dots, within checkQ8Int8Dot's bounds
+// of the AVX2 tier's scores and of the generic twin's), over 0-9 query rows, key counts with ragged tails of every
 // group size, widths with and without a 16-column tail, and padded
 // strides; so the tiers agree and, within the AVX-512 tier, a row's
 // scores do not depend on how many rows are computed with it.
@@ -73,8 +74,10 @@ func TestAttentionAVX512MatchesAVX2(t *testing.T) {
 				}
 				kb := Q8RowBytes(width) + r.IntN(2)*34
 				k8 := make([]byte, (n-1)*kb+Q8RowBytes(width))
+				kf := make([]float32, n*width)
 				for i := 0; i < n; i++ {
 					QuantizeRowQ8(k8[i*kb:i*kb+Q8RowBytes(width)], rnd(width))
+					DequantRowQ8(kf[i*width:(i+1)*width], k8[i*kb:i*kb+Q8RowBytes(width)])
 				}
 				for i, tr := range []tier{tierAVX512, tierAVX2} {
 					o[i] = append(o[i][:0], out0...)
@@ -84,7 +87,9 @@ func TestAttentionAVX512MatchesAVX2(t *testing.T) {
 						AxpyRowsMultiNextQ8(y[i], qs, m, width, p, ps, n, k8, kb, nil)
 					})
 				}
-				same("q8_0 dot "+name, o[0], o[1])
+				in(tierAVX512, func() {
+					checkQ8Int8Dot(t, "q8_0 dot "+name, o[0], o[1], os, q, qs, m, width, k8, kf, kb, n, 0.125)
+				})
 				same("q8_0 axpy "+name, y[0], y[1])
 			}
 		}
@@ -127,6 +132,19 @@ func BenchmarkAttentionDecodeAVX512(b *testing.B) {
 			defer setTier(setTier(tr))
 			for b.Loop() {
 				DotRowsMultiNextQ8(sc, n, q, hd, m, hd, k8, rb, n, 0.0625, nil)
+				clear(o)
+				AxpyRowsMultiNextQ8(o, hd, m, hd, sc, n, n, k8, rb, nil)
+			}
+		})
+		b.Run("q8_0-dot/"+tr.String(), func(b *testing.B) {
+			defer setTier(setTier(tr))
+			for b.Loop() {
+				DotRowsMultiNextQ8(sc, n, q, hd, m, hd, k8, rb, n, 0.0625, nil)
+			}
+		})
+		b.Run("q8_0-axpy/"+tr.String(), func(b *testing.B) {
+			defer setTier(setTier(tr))
+			for b.Loop() {
 				clear(o)
 				AxpyRowsMultiNextQ8(o, hd, m, hd, sc, n, n, k8, rb, nil)
 			}

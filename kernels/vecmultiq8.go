@@ -3,6 +3,8 @@ package kernels
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
+	"sync"
 
 	"github.com/siskin-ml/siskin/tensor"
 )
@@ -61,7 +63,9 @@ func checkQ8Rows(what string, n, width, have, stride int) {
 
 // DotRowsMultiNextQ8 is DotRowsMultiNext with keys (and the prefetched
 // rows next) stored as q8_0 rows kstride bytes apart: bit-identical to
-// DotRowsMulti on the dequantized keys. width is a multiple of 32.
+// DotRowsMulti on the dequantized keys, except on a tier whose
+// Q8DotQuantizesQuery (there a row's scores still do not depend on the
+// other rows or keys computed with it). width is a multiple of 32.
 func DotRowsMultiNextQ8(out []float32, ostride int, q []float32, qstride, m, width int, k []byte, kstride, n int, scale float32, next []byte) {
 	checkRows("DotRowsMultiQ8 (queries)", m, width, len(q), qstride)
 	checkRows("DotRowsMultiQ8 (outputs)", m, n, len(out), ostride)
@@ -136,4 +140,82 @@ func axpyRowsMultiQ8Widen(y []float32, ystride, m, width int, p []float32, pstri
 	b := dequantRows(v, vstride, n, width)
 	axpyRowsMulti(y, ystride, m, width, p, pstride, n, *b, width, *b)
 	widenPool.Put(b)
+}
+
+// Q8DotQuantizesQuery reports whether the tier in use computes
+// DotRowsMultiNextQ8 as int8 dots with each query row quantized to q8_0
+// (QuantizeRowQ8; AVX-512) rather than as float32 dots on the dequantized
+// keys: its scores are then the exact dots of the dequantized query and
+// keys up to float32 rounding.
+func Q8DotQuantizesQuery() bool { return vk().q8QueryInt8 }
+
+// q8QueryBytes is the bytes of one 32-element block of a query row as
+// quantQueryQ8 lays it out for the AVX-512 int8 dot kernels: the block's
+// 32 int8 twice (both halves of a ZMM register, which holds a block of two
+// keys), -128*sum(q) in int32 lanes 0 and 8 of the next 64 bytes (zeros
+// elsewhere: it cancels the +128 that makes the keys unsigned for
+// VPDPBUSD), the block's scale as a float32, then 4 bytes of padding.
+const q8QueryBytes = 136
+
+// queryPool holds quantQueryQ8's buffers.
+var queryPool = sync.Pool{New: func() any { return new([]byte) }}
+
+// quantQueryQ8 quantizes m query rows of width elements (qstride apart)
+// to q8_0 as QuantizeRowQ8 does (d = amax/127 rounded to fp16), laid out
+// as q8QueryBytes per block, width/32 blocks per row, rows contiguous.
+// Return the buffer to queryPool.
+func quantQueryQ8(q []float32, qstride, m, width int) *[]byte {
+	b := queryPool.Get().(*[]byte)
+	steps := width / 32
+	if cap(*b) < m*steps*q8QueryBytes {
+		*b = make([]byte, m*steps*q8QueryBytes)
+	}
+	*b = (*b)[:m*steps*q8QueryBytes]
+	var blk [q8_0Bytes]byte
+	for j := 0; j < m; j++ {
+		for s := 0; s < steps; s++ {
+			quantQ8_0(&blk, (*[32]float32)(q[j*qstride+32*s:]))
+			r := (*b)[(j*steps+s)*q8QueryBytes:][:q8QueryBytes]
+			copy(r[0:32], blk[2:])
+			copy(r[32:64], blk[2:])
+			sum := int32(0)
+			for _, x := range blk[2:] {
+				sum += int32(int8(x))
+			}
+			clear(r[64:128])
+			binary.LittleEndian.PutUint32(r[64:], uint32(-128*sum))
+			binary.LittleEndian.PutUint32(r[96:], uint32(-128*sum))
+			d := tensor.FP16ToFloat32(binary.LittleEndian.Uint16(blk[:]))
+			binary.LittleEndian.PutUint32(r[128:], math.Float32bits(d))
+			clear(r[132:])
+		}
+	}
+	return b
+}
+
+// dotRowsMultiQ8Int8Go is the generic twin of the AVX-512 tier's q8_0
+// dot: the query rows quantized by quantQueryQ8, then per (query, key)
+// the sum over blocks of the exact integer dot times the query's and the
+// key's scales (in float64; the kernel sums 8 float32 lanes per key, so
+// the two differ by float32 rounding only).
+func dotRowsMultiQ8Int8Go(out []float32, ostride int, q []float32, qstride, m, width int, k []byte, kstride, n int, scale float32) {
+	steps := width / 32
+	qq := quantQueryQ8(q, qstride, m, width)
+	for j := 0; j < m; j++ {
+		for i := 0; i < n; i++ {
+			sum := 0.0
+			for s := 0; s < steps; s++ {
+				qb := (*qq)[(j*steps+s)*q8QueryBytes:]
+				kb := k[i*kstride+s*q8_0Bytes:]
+				dot := int32(0)
+				for e := 0; e < 32; e++ {
+					dot += int32(int8(qb[e])) * int32(int8(kb[2+e]))
+				}
+				dq := math.Float32frombits(binary.LittleEndian.Uint32(qb[128:]))
+				sum += float64(dot) * float64(dq) * float64(fp16At(kb))
+			}
+			out[j*ostride+i] = float32(sum * float64(scale))
+		}
+	}
+	queryPool.Put(qq)
 }

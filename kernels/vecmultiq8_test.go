@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -8,7 +9,8 @@ import (
 )
 
 // TestDotAxpyRowsMultiQ8: in every tier the q8_0 kernels equal the
-// float32 ones on the dequantized keys and values bit for bit, with and
+// float32 ones on the dequantized keys and values bit for bit (the dot of
+// a tier with int8 dots, AVX-512, as checkQ8Int8Dot says instead), with and
 // without rows to prefetch, for 0-6 query rows (the AVX-512 kernels take
 // 4, 2 and 1 at a time), key counts with ragged tails of the 8/4/2-key
 // groups, widths of 1-8 blocks and padded strides; and the generic twins
@@ -77,13 +79,17 @@ func TestDotAxpyRowsMultiQ8(t *testing.T) {
 					DotRowsMulti(want, os, q, qs, m, width, k, width, n, 0.0625)
 					got := append([]float32(nil), out0...)
 					DotRowsMultiNextQ8(got, os, q, qs, m, width, k8, ks, n, 0.0625, nil)
+					if vk().q8QueryInt8 {
+						checkQ8Int8Dot(t, name("DotRowsMultiQ8"), got, want, os, q, qs, m, width, k8, k, ks, n, 0.0625)
+						want = got
+					}
 					same(name("DotRowsMultiQ8"), got, want)
-					got = append(got[:0], out0...)
+					got = append([]float32(nil), out0...)
 					DotRowsMultiNextQ8(got, os, q, qs, m, width, k8, ks, n, 0.0625, nx)
 					same(name("DotRowsMultiNextQ8"), got, want)
 					twin := append([]float32(nil), out0...)
 					dotRowsMultiQ8Go(twin, os, q, qs, m, width, k8, ks, n, 0.0625)
-					for j := 0; j < m; j++ {
+					for j := 0; j < m && !vk().q8QueryInt8; j++ {
 						for i := 0; i < n; i++ {
 							mag := 0.0
 							for e := 0; e < width; e++ {
@@ -160,5 +166,54 @@ func TestDequantRowQ8(t *testing.T) {
 			}
 		}
 		setTier(prev)
+	}
+}
+
+// checkQ8Int8Dot checks the scores got (times scale) of a tier whose q8_0
+// dot quantizes the query (q8QueryInt8): against the generic twin
+// dotRowsMultiQ8Int8Go within 1e-6 of the sum of the magnitudes the
+// kernel's float32 operations see (per block |dq*dk| times sum |q8*k8|
+// plus 128 sum |q8|, the offset correction's share of a lane); against
+// the float32 scores want on the unquantized query within the query's
+// quantization error, per block d_q*(1/2 + 127/2048) times sum |k|, plus
+// 1e-5 of sum |q*k|; and a row computed alone gives the same bits.
+func checkQ8Int8Dot(t *testing.T, what string, got, want []float32, os int, q []float32, qs, m, width int, k8 []byte, k []float32, ks, n int, scale float32) {
+	t.Helper()
+	twin := append([]float32(nil), got...)
+	dotRowsMultiQ8Int8Go(twin, os, q, qs, m, width, k8, ks, n, scale)
+	qq := quantQueryQ8(q, qs, m, width)
+	defer queryPool.Put(qq)
+	steps := width / 32
+	for j := 0; j < m; j++ {
+		alone := make([]float32, n)
+		DotRowsMultiNextQ8(alone, n, q[j*qs:], qs, 1, width, k8, ks, n, scale, nil)
+		for i := 0; i < n; i++ {
+			g := got[j*os+i]
+			if math.Float32bits(alone[i]) != math.Float32bits(g) {
+				t.Fatalf("%s: [%d][%d] = %v in a group of %d rows, %v alone", what, j, i, g, m, alone[i])
+			}
+			lanes, qerr, mag := 0.0, 0.0, 0.0
+			for s := 0; s < steps; s++ {
+				qb := (*qq)[(j*steps+s)*q8QueryBytes:]
+				kb := k8[i*ks+s*q8_0Bytes:]
+				dq := float64(math.Float32frombits(binary.LittleEndian.Uint32(qb[128:])))
+				dk := math.Abs(float64(fp16At(kb)))
+				ints, ks1 := 0.0, 0.0
+				for e := 0; e < 32; e++ {
+					qv := math.Abs(float64(int8(qb[e])))
+					ints += qv*math.Abs(float64(int8(kb[2+e]))) + 128*qv
+					ks1 += math.Abs(float64(k[i*width+32*s+e]))
+					mag += math.Abs(float64(q[j*qs+32*s+e]) * float64(k[i*width+32*s+e]))
+				}
+				lanes += dq * dk * ints
+				qerr += dq * (0.5 + 127.0/2048) * ks1
+			}
+			if d := math.Abs(float64(g - twin[j*os+i])); d > 1e-6*float64(scale)*lanes {
+				t.Fatalf("%s: [%d][%d] = %v, generic twin %v", what, j, i, g, twin[j*os+i])
+			}
+			if d := math.Abs(float64(g - want[j*os+i])); d > float64(scale)*(qerr+1e-5*mag) {
+				t.Fatalf("%s: [%d][%d] = %v, float32 dot of the unquantized query %v (bound %g)", what, j, i, g, want[j*os+i], float64(scale)*(qerr+1e-5*mag))
+			}
+		}
 	}
 }

@@ -25,8 +25,11 @@ type vecKernels struct {
 	dotRowsMultiQ8   func(out []float32, ostride int, q []float32, qstride, m, width int, k []byte, kstride, n int, scale float32, next []byte)
 	axpyRowsMultiQ8  func(y []float32, ystride, m, width int, p []float32, pstride, n int, v []byte, vstride int, next []byte)
 	dequantQ8        func(dst []float32, src []byte) // DequantRowQ8 without its checks
-	f32ToF16         func(dst []uint16, src []float32)
-	f16ToF32         func(dst []float32, src []uint16)
+	// q8QueryInt8: dotRowsMultiQ8 quantizes the query and computes int8
+	// dots (dotRowsMultiQ8Int8Go's numerics), not float32 ones.
+	q8QueryInt8 bool
+	f32ToF16    func(dst []uint16, src []float32)
+	f16ToF32    func(dst []float32, src []uint16)
 }
 
 // vecSets[t] holds tier t's vector operations (never nil once init ran).

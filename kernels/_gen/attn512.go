@@ -95,14 +95,24 @@ func attnDot512(a *asm, t attnType, m int) {
 	if m == 4 {
 		tmp, big = "CX", 4
 	}
-	a.raw("// func %s(out []float32, ostride int, q []float32, qstride int, k []byte, kstride, n, steps int, scale float32, next []byte)", name)
+	qt := "[]float32"
+	if t == attnQ8 {
+		qt = "[]byte"
+	}
+	a.raw("// func %s(out []float32, ostride int, q %s, qstride int, k []byte, kstride, n, steps int, scale float32, next []byte)", name, qt)
 	a.raw("TEXT ·%s(SB), NOSPLIT, $0-144", name)
 	a.op("MOVQ out_base+0(FP), R8")
 	a.op("MOVQ ostride+24(FP), R9")
 	a.op("SHLQ $2, R9")
 	a.op("MOVQ q_base+32(FP), SI")
 	a.op("MOVQ qstride+56(FP), R12")
-	a.op("SHLQ $2, R12")
+	if t == attnQ8 {
+		// Z18: 0x80 in every byte, the offset that makes a key unsigned.
+		a.op("MOVL $0x80808080, R14")
+		a.op("VPBROADCASTD R14, Z18")
+	} else {
+		a.op("SHLQ $2, R12")
+	}
 	if m == 4 {
 		a.op("LEAQ (R12)(R12*2), R13")
 	}
@@ -178,28 +188,66 @@ func attnDotGroup(a *asm, t attnType, m, g int, tmp, loop string) {
 		a.op("PREFETCHT0 (BX)(R15*1)")
 	}
 	if t == attnQ8 {
-		// The scales of each pair: [d_a x 8 | d_b x 8].
+		attnDotQ8Step(a, m, pairs, key, qrow, acc)
+		a.op("ADDQ $%d, AX", q8QueryBytes)
+	}
+	if t == attnF16 {
+		attnDotF16Step(a, m, pairs, key, qrow, acc)
+		a.op("ADDQ $%d, AX", 4*t.block)
+	}
+	a.op("ADDQ $%d, BX", t.bytes)
+	if g == 8 {
+		a.op("ADDQ $%d, CX", t.bytes)
+	}
+	a.op("DECQ R14")
+	a.op("JNZ %s", loop)
+	attnDotStore(a, m, g, tmp)
+}
+
+// q8QueryBytes is the bytes of one block of a quantized query row
+// (kernels.quantQueryQ8): its 32 int8 twice (both halves of a ZMM), the
+// offset correction -128*sum(q) in int32 lanes 0 and 8 of 16, its scale
+// as a float32, 4 bytes of padding.
+const q8QueryBytes = 136
+
+// attnDotQ8Step emits one q8_0 block of the g keys' int8 dots: a pair's
+// two 32-byte blocks fill a ZMM, made unsigned by +128 (XOR 0x80), and
+// VPDPBUSD sums their products with the query's int8 (from memory, both
+// halves) into int32 lanes started at the offset correction, so each
+// half's 8 lanes sum to the exact integer dot of the block; they are
+// converted, times the query's scale, and multiply-added with the keys'
+// scales into the pair's 8-lane float sums (lane l: the block's bytes
+// 4l..4l+3), in order of block.
+func attnDotQ8Step(a *asm, m, pairs int, key func(off, i int) string, qrow func(off, j int) string, acc func(j, p int) int) {
+	for p := 0; p < pairs; p++ {
+		a.op("VPBROADCASTW %s, X%d", key(0, 2*p), 20+p)
+		a.op("VPBROADCASTW %s, X16", key(0, 2*p+1))
+		a.op("VINSERTI32X4 $1, X16, Y%d, Y%d", 20+p, 20+p)
+		a.op("VCVTPH2PS Y%d, Z%d", 20+p, 20+p)
+		a.op("VMOVDQU %s, Y%d", key(2, 2*p), 8+p)
+		a.op("VINSERTI64X4 $1, %s, Z%d, Z%d", key(2, 2*p+1), 8+p, 8+p)
+		a.op("VPXORD Z18, Z%d, Z%d", 8+p, 8+p)
+	}
+	for j := 0; j < m; j++ {
 		for p := 0; p < pairs; p++ {
-			a.op("VPBROADCASTW %s, X%d", key(0, 2*p), 20+p)
-			a.op("VPBROADCASTW %s, X16", key(0, 2*p+1))
-			a.op("VINSERTI32X4 $1, X16, Y%d, Y%d", 20+p, 20+p)
-			a.op("VCVTPH2PS Y%d, Z%d", 20+p, 20+p)
+			t := 24 + acc(j, p)%8
+			a.op("VMOVDQU32 %s, Z%d", qrow(64, j), t)
+			a.op("VPDPBUSD %s, Z%d, Z%d", qrow(0, j), 8+p, t)
+			a.op("VCVTDQ2PS Z%d, Z%d", t, t)
+			a.op("VMULPS.BCST %s, Z%d, Z%d", qrow(128, j), t, t)
+			a.op("VFMADD231PS Z%d, Z%d, Z%d", 20+p, t, acc(j, p))
 		}
 	}
-	for h := 0; h < t.block/8; h++ {
+}
+
+// attnDotF16Step emits one 16-element step of the f16 keys' dots.
+func attnDotF16Step(a *asm, m, pairs int, key func(off, i int) string, qrow func(off, j int) string, acc func(j, p int) int) {
+	for h := 0; h < 2; h++ {
 		for p := 0; p < pairs; p++ {
 			r := 8 + p
-			if t == attnF16 {
-				a.op("VMOVDQU %s, X%d", key(16*h, 2*p), r)
-				a.op("VINSERTI128 $1, %s, Y%d, Y%d", key(16*h, 2*p+1), r, r)
-				a.op("VCVTPH2PS Y%d, Z%d", r, r)
-			} else {
-				a.op("VMOVQ %s, X%d", key(2+8*h, 2*p), r)
-				a.op("VPINSRQ $1, %s, X%d, X%d", key(2+8*h, 2*p+1), r, r)
-				a.op("VPMOVSXBD X%d, Z%d", r, r)
-				a.op("VCVTDQ2PS Z%d, Z%d", r, r)
-				a.op("VMULPS Z%d, Z%d, Z%d", 20+p, r, r)
-			}
+			a.op("VMOVDQU %s, X%d", key(16*h, 2*p), r)
+			a.op("VINSERTI128 $1, %s, Y%d, Y%d", key(16*h, 2*p+1), r, r)
+			a.op("VCVTPH2PS Y%d, Z%d", r, r)
 		}
 		for j := 0; j < m; j++ {
 			qr := 12 + j%2
@@ -209,14 +257,6 @@ func attnDotGroup(a *asm, t attnType, m, g int, tmp, loop string) {
 			}
 		}
 	}
-	a.op("ADDQ $%d, AX", 4*t.block)
-	a.op("ADDQ $%d, BX", t.bytes)
-	if g == 8 {
-		a.op("ADDQ $%d, CX", t.bytes)
-	}
-	a.op("DECQ R14")
-	a.op("JNZ %s", loop)
-	attnDotStore(a, m, g, tmp)
 }
 
 // attnDotStore reduces the sums of attnDotGroup and stores the scores of
