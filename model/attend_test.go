@@ -181,7 +181,8 @@ func testAttendMatchesRows(t *testing.T, typ kv.Type) {
 // reference is computed on the f16-rounded keys and values (those of the
 // cache and this step's, rounded as the cache stores them), and the same
 // 2e-6 holds: rounding to f16 is the only change, and it is exact in the
-// reference too. Likewise with a q8_0 cache, on its dequantized rows.
+// reference too. Likewise with a q8_0 cache, on its dequantized rows (and,
+// where the tier's q8_0 dot quantizes the query, the quantized query).
 func TestAttendAccuracy(t *testing.T) {
 	for _, typ := range []kv.Type{kv.F32, kv.F16, kv.Q8_0} {
 		t.Run(typ.String(), func(t *testing.T) { testAttendAccuracy(t, typ) })
@@ -198,6 +199,14 @@ func testAttendAccuracy(t *testing.T, typ kv.Type) {
 		a, b := c.a, c.b
 		hd, qd, kvd := a.HeadDim, a.Heads*a.HeadDim, a.KVHeads*a.HeadDim
 		layer := b.Cache[0].Layers[0]
+		// A tier whose q8_0 dot quantizes the query (kernels.Q8DotQuantizesQuery)
+		// computes the exact attention of the q8_0 query: the reference's
+		// query is rounded the same way (roundQ8, per 32-block as the
+		// kernel quantizes it), so the float32 bound stays.
+		qref := c.q
+		if typ == kv.Q8_0 && kernels.Q8DotQuantizesQuery() {
+			qref = roundQ8(c.q, qd)
+		}
 		// The cache's rows, widened once (an f16 layer's Key is a copy).
 		keys, values := map[int][]float32{}, map[int][]float32{}
 		for p := layer.First(); p < layer.Len(); p++ {
@@ -226,7 +235,7 @@ func testAttendAccuracy(t *testing.T, typ kv.Type) {
 					for p := f; p <= b.Pos[row]; p++ {
 						var d float64
 						for i, kx := range vec(p, key, rk) {
-							d += float64(c.q[row*qd+h*hd+i]) * float64(kx)
+							d += float64(qref[row*qd+h*hd+i]) * float64(kx)
 						}
 						sc = append(sc, d*float64(a.Scale))
 						mx = math.Max(mx, d*float64(a.Scale))

@@ -39,6 +39,19 @@ func (a *Attention) AttendRows(b *Batch, li, window int, q, k, v, out []float32)
 	case kv.Q8_0:
 		k, v = roundQ8(k[:len(b.Tokens)*kvd], kvd), roundQ8(v[:len(b.Tokens)*kvd], kvd)
 	}
+	dot := func(qh, key []float32) float32 { return kernels.VecDot(qh, key) * a.Scale }
+	if b.Cache[0].Layers[li].Type() == kv.Q8_0 {
+		// A q8_0 cache's scores are its kernel's (on some tiers int8 dots
+		// with the query quantized), on the key row quantized back: exact,
+		// the row holds q8_0 values already.
+		kq := make([]byte, kernels.Q8RowBytes(hd))
+		dot = func(qh, key []float32) float32 {
+			var s [1]float32
+			kernels.QuantizeRowQ8(kq, key)
+			kernels.DotRowsMultiNextQ8(s[:], 1, qh, hd, 1, hd, kq, len(kq), 1, a.Scale, nil)
+			return s[0]
+		}
+	}
 	oc := make([]float32, hd)
 	for t := range b.Tokens {
 		layer := b.Cache[t].Layers[li]
@@ -63,7 +76,7 @@ func (a *Attention) AttendRows(b *Batch, li, window int, q, k, v, out []float32)
 				e := min(pos+1, (s/attnChunk+1)*attnChunk) // the rest of s's chunk
 				sc := make([]float32, e-s)
 				for i := range sc {
-					sc[i] = kernels.VecDot(qh, row(layer.Key, k, s+i, kvOff)) * a.Scale
+					sc[i] = dot(qh, row(layer.Key, k, s+i, kvOff))
 				}
 				mc, lc := kernels.ExpMax(sc) // sc becomes exp(sc - mc)
 				clear(oc)
@@ -136,6 +149,19 @@ func roundQ8(x []float32, kvd int) []float32 {
 // cache (kv.Q8_0) likewise: this step's rows are quantized as
 // kv.Layer.Append quantizes them (kernels.QuantizeRowQ8).
 func (a *Attention) Attend(b *Batch, li, window int, q, k, v, out []float32) {
+	a.attendStep(b, li, window, q, k, v, out, false)
+}
+
+// AttendAppend is Attend followed by AppendKV, storing the rows Attend
+// has already rounded to halves or quantized to q8_0 rather than
+// converting them a second time.
+func (a *Attention) AttendAppend(b *Batch, li, window int, q, k, v, out []float32) {
+	a.attendStep(b, li, window, q, k, v, out, true)
+}
+
+// attendStep is Attend, then (store) the step's rows appended to the
+// caches in the form they were attended.
+func (a *Attention) attendStep(b *Batch, li, window int, q, k, v, out []float32, store bool) {
 	st := &stepKV{k: k, v: v}
 	switch b.Cache[0].Layers[li].Type() {
 	case kv.Q8_0:
@@ -164,6 +190,27 @@ func (a *Attention) Attend(b *Batch, li, window int, q, k, v, out []float32) {
 		defer halfPool.Put(buf)
 	}
 	a.attend(b, li, window, q, st, out)
+	if store {
+		a.appendStep(b, li, st)
+	}
+}
+
+// appendStep stores each row's key and value of st in its cache: the
+// rounded or quantized copies when there are, else the float32 rows.
+func (a *Attention) appendStep(b *Batch, li int, st *stepKV) {
+	kvd := a.KVHeads * a.HeadDim
+	rb := kernels.Q8RowBytes(kvd)
+	for t := range b.Tokens {
+		l := b.Cache[t].Layers[li]
+		switch {
+		case st.k8 != nil:
+			l.AppendQ8(st.k8[t*rb:(t+1)*rb], st.v8[t*rb:(t+1)*rb])
+		case st.k16 != nil:
+			l.AppendF16(st.k16[t*kvd:(t+1)*kvd], st.v16[t*kvd:(t+1)*kvd])
+		default:
+			l.Append(st.k[t*kvd:(t+1)*kvd], st.v[t*kvd:(t+1)*kvd])
+		}
+	}
 }
 
 // halfPool and bytePool hold the f16 or q8_0 copies of a step's keys

@@ -175,8 +175,7 @@ func (m *Model) ForwardBatch(seqs []model.Seq) ([][]float32, error) {
 				m.applyRope(kt[j*hd:(j+1)*hd], b.Pos[t])
 			}
 		}
-		m.attn.Attend(b, li, 0, q, k, v, att)
-		model.AppendKV(b, li, k, v, kvd)
+		m.attn.AttendAppend(b, li, 0, q, k, v, att)
 		model.Linear(h, l.wo, att, n)
 		kernels.Add(x, h)
 

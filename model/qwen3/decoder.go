@@ -86,8 +86,7 @@ func (d *Decoder) Run(b *model.Batch, x []float32, each func(layer int, x []floa
 			d.Rope.NeoXHeads(qt, hd, b.Pos[t])
 			d.Rope.NeoXHeads(kt, hd, b.Pos[t])
 		}
-		d.Attn.Attend(b, li, 0, q, k, v, att)
-		model.AppendKV(b, li, k, v, kvd)
+		d.Attn.AttendAppend(b, li, 0, q, k, v, att)
 		model.Linear(h, l.wo, att, n)
 		kernels.Add(x, h)
 

@@ -240,8 +240,7 @@ func (m *Model) ForwardBatch(seqs []model.Seq) ([][]float32, error) {
 			l.rope.NeoXHeads(qt, hd, b.Pos[t])
 			l.rope.NeoXHeads(kt, hd, b.Pos[t])
 		}
-		m.attn.Attend(b, li, l.window, q, k, v, att)
-		model.AppendKV(b, li, k, v, kvd)
+		m.attn.AttendAppend(b, li, l.window, q, k, v, att)
 		// Head-wise sigmoid gate, before the output projection.
 		kernels.Sigmoid(g)
 		for t := 0; t < n; t++ {
