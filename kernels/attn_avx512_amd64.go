@@ -54,7 +54,7 @@ func avx512VecKernels(base *vecKernels) *vecKernels {
 	v := *base
 	v.dotRowsMultiF16, v.axpyRowsMultiF16 = dotRowsMultiF16AVX512, axpyRowsMultiF16AVX512
 	v.dotRowsMultiQ8, v.axpyRowsMultiQ8 = dotRowsMultiQ8AVX512, axpyRowsMultiQ8AVX512
-	v.q8QueryInt8 = true
+	v.q8QueryInt8, v.dotRowsMultiQ8Pre = true, dotRowsMultiQ8PreAVX512
 	return &v
 }
 
@@ -124,21 +124,26 @@ func axpyRowsMultiF16AVX512(y []float32, ystride, m, width int, p []float32, pst
 // operations per (row, key) do not depend on the other rows, so the 1, 2
 // and 4-row kernels give each row the same bits.
 func dotRowsMultiQ8AVX512(out []float32, ostride int, q []float32, qstride, m, width int, k []byte, kstride, n int, scale float32, next []byte) {
-	steps := width / 32
 	qq := quantQueryQ8(q, qstride, m, width)
-	rs := steps * q8QueryBytes
+	dotRowsMultiQ8PreAVX512(out, ostride, *qq, width/32*q8QueryBytes, m, width, k, kstride, n, scale, next)
+	queryPool.Put(qq)
+}
+
+// dotRowsMultiQ8PreAVX512 is dotRowsMultiQ8AVX512 on query rows already
+// quantized (quantQueryQ8's layout, qstride bytes apart).
+func dotRowsMultiQ8PreAVX512(out []float32, ostride int, qq []byte, qstride, m, width int, k []byte, kstride, n int, scale float32, next []byte) {
+	steps := width / 32
 	rowGroups(m, func(j, g int) {
-		o, qj := out[j*ostride:], (*qq)[j*rs:]
+		o, qj := out[j*ostride:], qq[j*qstride:]
 		switch g {
 		case 4:
-			dotQ8x4AVX512(o, ostride, qj, rs, k, kstride, n, steps, scale, next)
+			dotQ8x4AVX512(o, ostride, qj, qstride, k, kstride, n, steps, scale, next)
 		case 2:
-			dotQ8x2AVX512(o, ostride, qj, rs, k, kstride, n, steps, scale, next)
+			dotQ8x2AVX512(o, ostride, qj, qstride, k, kstride, n, steps, scale, next)
 		default:
-			dotQ8x1AVX512(o, ostride, qj, rs, k, kstride, n, steps, scale, next)
+			dotQ8x1AVX512(o, ostride, qj, qstride, k, kstride, n, steps, scale, next)
 		}
 	})
-	queryPool.Put(qq)
 }
 
 // axpyRowsMultiQ8AVX512 is the q8_0 axpy (width a multiple of 32).

@@ -166,10 +166,17 @@ var queryPool = sync.Pool{New: func() any { return new([]byte) }}
 // Return the buffer to queryPool.
 func quantQueryQ8(q []float32, qstride, m, width int) *[]byte {
 	b := queryPool.Get().(*[]byte)
+	*b = quantQueryQ8To(*b, q, qstride, m, width)
+	return b
+}
+
+// quantQueryQ8To is quantQueryQ8 into dst (grown if short).
+func quantQueryQ8To(dst []byte, q []float32, qstride, m, width int) []byte {
 	steps := width / 32
-	if cap(*b) < m*steps*q8QueryBytes {
-		*b = make([]byte, m*steps*q8QueryBytes)
+	if cap(dst) < m*steps*q8QueryBytes {
+		dst = make([]byte, m*steps*q8QueryBytes)
 	}
+	b := &dst
 	*b = (*b)[:m*steps*q8QueryBytes]
 	var blk [q8_0Bytes]byte
 	for j := 0; j < m; j++ {
@@ -190,7 +197,54 @@ func quantQueryQ8(q []float32, qstride, m, width int) *[]byte {
 			clear(r[132:])
 		}
 	}
-	return b
+	return *b
+}
+
+// Q8Query is query rows prepared once for several DotRowsMultiNextQ8Query
+// calls: on a tier whose Q8DotQuantizesQuery, every 32-block quantized to
+// q8_0 (as QuantizeRowQ8) and laid out for its kernels; elsewhere nothing
+// (the calls read the float32 rows). Reuse one across steps: Prepare
+// keeps its buffer.
+type Q8Query struct {
+	b []byte
+}
+
+// Prepare quantizes q (a multiple of 32 floats, flat: the rows and heads
+// a caller's DotRowsMultiNextQ8Query calls will name by offset) where the
+// tier in use needs it.
+func (x *Q8Query) Prepare(q []float32) {
+	if len(q)%32 != 0 {
+		panic(fmt.Sprintf("kernels: Q8Query of %d values, not a multiple of 32", len(q)))
+	}
+	x.b = x.b[:0]
+	if vk().q8QueryInt8 {
+		x.b = quantQueryQ8To(x.b, q, len(q), 1, len(q))
+	}
+}
+
+// DotRowsMultiNextQ8Query is DotRowsMultiNextQ8 (same bits) with the
+// query rows q = all[off:] for an all that x was prepared from, so a tier
+// that quantizes the query does it once per step rather than per call.
+// off and qstride are multiples of 32.
+func DotRowsMultiNextQ8Query(out []float32, ostride int, all []float32, x *Q8Query, off, qstride, m, width int, k []byte, kstride, n int, scale float32, next []byte) {
+	q := all[off:]
+	if !vk().q8QueryInt8 || vk().dotRowsMultiQ8Pre == nil {
+		DotRowsMultiNextQ8(out, ostride, q, qstride, m, width, k, kstride, n, scale, next)
+		return
+	}
+	if off%32 != 0 || qstride%32 != 0 || len(x.b) != len(all)/32*q8QueryBytes {
+		panic(fmt.Sprintf("kernels: DotRowsMultiNextQ8Query at %d, stride %d, of a query not prepared from these %d values", off, qstride, len(all)))
+	}
+	checkRows("DotRowsMultiQ8 (queries)", m, width, len(q), qstride)
+	checkRows("DotRowsMultiQ8 (outputs)", m, n, len(out), ostride)
+	checkQ8Rows("DotRowsMultiQ8 (keys)", n, width, len(k), kstride)
+	if m == 0 || n == 0 || width == 0 {
+		return
+	}
+	if len(next) == 0 {
+		next = k
+	}
+	vk().dotRowsMultiQ8Pre(out, ostride, x.b[off/32*q8QueryBytes:], qstride/32*q8QueryBytes, m, width, k, kstride, n, scale, next)
 }
 
 // dotRowsMultiQ8Int8Go is the generic twin of the AVX-512 tier's q8_0

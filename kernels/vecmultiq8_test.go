@@ -217,3 +217,46 @@ func checkQ8Int8Dot(t *testing.T, what string, got, want []float32, os int, q []
 		}
 	}
 }
+
+// TestDotRowsMultiNextQ8Query: in every tier, the scores from a query
+// prepared once (Q8Query) are DotRowsMultiNextQ8's bits for groups of
+// 1-5 rows at any head offset of the prepared rows.
+func TestDotRowsMultiNextQ8Query(t *testing.T) {
+	r := rand.New(rand.NewPCG(25, 26))
+	const width, heads, n = 64, 6, 11
+	all := make([]float32, 3*heads*width)
+	for i := range all {
+		all[i] = float32(r.NormFloat64())
+	}
+	ks := Q8RowBytes(width) + 34
+	k := make([]byte, n*ks)
+	for i := 0; i < n; i++ {
+		src := make([]float32, width)
+		for e := range src {
+			src[e] = float32(r.NormFloat64())
+		}
+		QuantizeRowQ8(k[i*ks:i*ks+Q8RowBytes(width)], src)
+	}
+	for _, tierName := range allTiers() {
+		if !supported[tierName] {
+			continue
+		}
+		prev := setTier(tierName)
+		var x Q8Query
+		x.Prepare(all)
+		for _, m := range []int{1, 2, 3, 4, 5} {
+			for _, off := range []int{0, width, 7 * width} {
+				want := make([]float32, m*n)
+				DotRowsMultiNextQ8(want, n, all[off:], width, m, width, k, ks, n, 0.25, nil)
+				got := make([]float32, m*n)
+				DotRowsMultiNextQ8Query(got, n, all, &x, off, width, m, width, k, ks, n, 0.25, nil)
+				for i := range got {
+					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+						t.Fatalf("%s m %d off %d: [%d] = %v, want %v", tierName, m, off, i, got[i], want[i])
+					}
+				}
+			}
+		}
+		setTier(prev)
+	}
+}

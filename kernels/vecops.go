@@ -28,8 +28,11 @@ type vecKernels struct {
 	// q8QueryInt8: dotRowsMultiQ8 quantizes the query and computes int8
 	// dots (dotRowsMultiQ8Int8Go's numerics), not float32 ones.
 	q8QueryInt8 bool
-	f32ToF16    func(dst []uint16, src []float32)
-	f16ToF32    func(dst []float32, src []uint16)
+	// dotRowsMultiQ8Pre is that dot on query rows quantQueryQ8 laid out
+	// (qstride bytes apart).
+	dotRowsMultiQ8Pre func(out []float32, ostride int, qq []byte, qstride, m, width int, k []byte, kstride, n int, scale float32, next []byte)
+	f32ToF16          func(dst []uint16, src []float32)
+	f16ToF32          func(dst []float32, src []uint16)
 }
 
 // vecSets[t] holds tier t's vector operations (never nil once init ran).

@@ -178,6 +178,11 @@ func (a *Attention) attendStep(b *Batch, li, window int, q, k, v, out []float32,
 			kernels.QuantizeRowQ8(st.v8[r*rb:(r+1)*rb], v[r*kvd:(r+1)*kvd])
 		}
 		defer bytePool.Put(buf)
+		// The queries, quantized once per step where the tier's q8_0 dot
+		// wants them so (not once per block of keys).
+		st.q8q = queryPool.Get().(*kernels.Q8Query)
+		st.q8q.Prepare(q[:len(b.Tokens)*a.Heads*a.HeadDim])
+		defer queryPool.Put(st.q8q)
 	case kv.F16:
 		n := len(b.Tokens) * a.KVHeads * a.HeadDim
 		buf := halfPool.Get().(*[]uint16)
@@ -216,8 +221,9 @@ func (a *Attention) appendStep(b *Batch, li int, st *stepKV) {
 // halfPool and bytePool hold the f16 or q8_0 copies of a step's keys
 // and values.
 var (
-	halfPool = sync.Pool{New: func() any { return new([]uint16) }}
-	bytePool = sync.Pool{New: func() any { return new([]byte) }}
+	halfPool  = sync.Pool{New: func() any { return new([]uint16) }}
+	bytePool  = sync.Pool{New: func() any { return new([]byte) }}
+	queryPool = sync.Pool{New: func() any { return new(kernels.Q8Query) }}
 )
 
 // stepKV is this step's keys and values (rows of the batch): float32,
@@ -227,6 +233,7 @@ type stepKV struct {
 	k, v     []float32
 	k16, v16 []uint16
 	k8, v8   []byte
+	q8q      *kernels.Q8Query // the queries prepared for a q8_0 cache
 }
 
 // kvRows points at key or value rows of one element type (the other
@@ -630,8 +637,8 @@ func (a *Attention) attendChunk(b *Batch, li, window int, q []float32, st *stepK
 				for h := h0; h < h1; h += group {
 					n := nx.from((h / group) * hd)
 					ks := blk.ks.from((s-blk.p0)*kvd + (h/group)*hd)
-					out, qh := sc[((t-t0)*a.Heads+h)*attnChunk+s-cs:], q[t*qd+h*hd:]
-					a.dotRows(out, qh, ks, e-s, n)
+					out := sc[((t-t0)*a.Heads+h)*attnChunk+s-cs:]
+					a.dotRows(out, q, t*qd+h*hd, st.q8q, ks, e-s, n)
 				}
 				nx = kvRows{} // the tile's other rows read the same block
 			}
@@ -673,11 +680,15 @@ func (a *Attention) attendChunk(b *Batch, li, window int, q []float32, st *stepK
 }
 
 // dotRows sets the scores out (attnChunk apart per query head) of a KV
-// head's group of query heads qh against n key rows ks of any element
-// type, prefetching the rows of next.
-func (a *Attention) dotRows(out, qh []float32, ks kvRows, n int, next kvRows) {
+// head's group of query heads q[off:] against n key rows ks of any
+// element type, prefetching the rows of next (q8q: q prepared for a q8_0
+// cache).
+func (a *Attention) dotRows(out, q []float32, off int, q8q *kernels.Q8Query, ks kvRows, n int, next kvRows) {
 	hd, group, kvd := a.HeadDim, a.Heads/a.KVHeads, a.KVHeads*a.HeadDim
+	qh := q[off:]
 	switch {
+	case ks.q != nil && q8q != nil:
+		kernels.DotRowsMultiNextQ8Query(out, attnChunk, q, q8q, off, hd, group, hd, ks.q, kernels.Q8RowBytes(kvd), n, a.Scale, next.q)
 	case ks.h != nil:
 		kernels.DotRowsMultiNextF16(out, attnChunk, qh, hd, group, hd, ks.h, kvd, n, a.Scale, next.h)
 	case ks.q != nil:
