@@ -53,6 +53,7 @@ func vnni8File() *asm {
 	k.b.WriteString(header)
 	v8Consts(k)
 	q4k8z(k)
+	q4k8quad(k)
 	q6k8z(k)
 	q8z8(k, true)
 	q8z8(k, false)
@@ -282,9 +283,15 @@ func q4k8z(a *asm) {
 // q4kScales8 decodes the block's scales (int32, stack at sc) and min
 // pairs (int16 pairs, stack at mp) of 16 rows, as q4kScales512.
 func q4kScales8(a *asm, sc, mp int) {
-	pairLoad(a, 32, 27)
-	pairLoad(a, 64, 28)
-	pairLoad(a, 96, 29)
+	q4kScales8At(a, "SI", sc, mp, 64)
+}
+
+// q4kScales8At is q4kScales8 for the pair of groups at base, scale j
+// stored at sc+step*j and min pair p at mp+step*p.
+func q4kScales8At(a *asm, base string, sc, mp, step int) {
+	pairLoadAt(a, base, 32, 27)
+	pairLoadAt(a, base, 64, 28)
+	pairLoadAt(a, base, 96, 29)
 	a.op("VPANDD v8k3f<>(SB), Z27, Z30")
 	a.op("VPANDD v8kc0<>(SB), Z27, Z27")
 	a.op("VPSRLW $2, Z27, Z27")
@@ -296,7 +303,7 @@ func q4kScales8(a *asm, sc, mp int) {
 			src = "Z31"
 		}
 		a.op("VPSHUFB v8kd%d<>(SB), %s, %s", j%4, src, z(j))
-		a.op("VMOVDQU64 %s, %d(SP)", z(j), sc+64*j)
+		a.op("VMOVDQU64 %s, %d(SP)", z(j), sc+step*j)
 	}
 	a.op("VPANDD v8k3f<>(SB), Z28, Z30")
 	a.op("VPSRLW $4, Z29, Z29")
@@ -310,7 +317,7 @@ func q4kScales8(a *asm, sc, mp int) {
 			src = "Z29"
 		}
 		a.op("VPSHUFB v8kmp%d<>(SB), %s, %s", p%2, src, z(8+p))
-		a.op("VMOVDQU64 %s, %d(SP)", z(8+p), mp+64*p)
+		a.op("VMOVDQU64 %s, %d(SP)", z(8+p), mp+step*p)
 	}
 }
 
@@ -437,6 +444,17 @@ func q6kPass8(a *asm, n, pass int) {
 
 // pairLoad16x is pairLoad16 in EVEX forms (any of the 32 registers).
 func pairLoad16x(a *asm, off int, r int) {
-	a.op("VMOVDQU64 %d(SI), X%d", off, r)
-	a.op("VINSERTI32X4 $1, %d(SI)(R10*1), Y%d, Y%d", off, r, r)
+	pairLoad16At(a, "SI", off, r)
+}
+
+// pairLoad16At is pairLoad16x for the pair of groups at base.
+func pairLoad16At(a *asm, base string, off int, r int) {
+	a.op("VMOVDQU64 %d(%s), X%d", off, base, r)
+	a.op("VINSERTI32X4 $1, %d(%s)(R10*1), Y%d, Y%d", off, base, r, r)
+}
+
+// pairLoadAt is pairLoad for the pair of groups at base.
+func pairLoadAt(a *asm, base string, off int, r int) {
+	a.op("VMOVDQU64 %d(%s), Y%d", off, base, r)
+	a.op("VINSERTI64X4 $1, %d(%s)(R10*1), Z%d, Z%d", off, base, r, r)
 }
