@@ -14,17 +14,22 @@ package main
 // (sub-blocks 2c and 2c+1) of chunk c for i = 2a+w (activation row a of
 // the pass, pair w), Z16+i the block's integer sums, Z24 0x0f bytes,
 // Z25/Z26 and Z27/Z28 the unpacked weights of pairs 0 and 1, Z29/Z30 the
-// broadcast activations. Stack: the int32 scales of sub-block j of pair w
-// at 128j+64w, the min pairs p at 1024+128p+64w, the float sums of row r
-// at 1536+128r+64w, then the counts of blocks, chunks and passes left,
-// the float sums' pointer of the pass and 4 and 8 activation rows' bytes.
+// broadcast activations. Stack: the counts of blocks, chunks and passes
+// left, the float sums' pointer of the pass, 4 and 8 activation rows'
+// bytes and ab, a 64-byte aligned address on the stack (Go aligns SP to
+// 8: a 64-byte access there spans two cache lines, and such accesses
+// measured costly), from which the int32 scales of sub-block j of pair w
+// at 128j+64w, the min pairs p at 1024+128p+64w and the float sums of row
+// r at 1536+128r+64w.
 func q4k8quad(a *asm) {
-	const sc, mp, fs, bc, cc, hc, fp, x4, x8 = 0, 1024, 1536, 2560, 2568, 2576, 2584, 2592, 2600
+	const bc, cc, hc, fp, x4, x8, ab = 0, 8, 16, 24, 32, 40, 48
+	const sc, mp, fs, size = 0, 1024, 1536, 2560
 	l := "q4kq8"
 	name := "q4kQuadVec8AVX512"
 	a.raw("// func %s%s", name, sig(8))
-	a.raw("TEXT ·%s(SB), 0, $%d-104", name, x8+8)
+	a.raw("TEXT ·%s(SB), 0, $%d-104", name, ab+8+64+size)
 	loadArgs(a, 8)
+	alignedStack(a, ab)
 	a.op("SHRQ $2, CX")
 	a.op("MOVQ blocks+64(FP), R10")
 	a.op("IMUL3Q $1152, R10, R10")
@@ -43,21 +48,26 @@ func q4k8quad(a *asm) {
 	a.op("IMUL3Q $292, DX, AX")
 	a.op("ADDQ R12, AX")
 	a.op("LEAQ (SI)(R10*2), BX")
+	a.op("MOVQ %d(SP), DX", ab)
 	a.op("VPXORD Z0, Z0, Z0")
 	for i := 0; i < 16; i++ {
-		a.op("VMOVUPS Z0, %d(SP)", fs+64*i)
+		a.op("VMOVUPS Z0, %d(DX)", fs+64*i)
 	}
 	a.label(l + "block")
-	q4kScales8At(a, "SI", sc, mp, 128)
-	q4kScales8At(a, "BX", sc+64, mp+64, 128)
-	a.op("LEAQ %d(SP), DX", fs)
+	a.op("MOVQ %d(SP), DX", ab)
+	q4kScales8At(a, "SI", "DX", sc, mp, 128)
+	q4kScales8At(a, "BX", "DX", sc+64, mp+64, 128)
+	a.op("ADDQ $%d, DX", fs)
 	a.op("MOVQ DX, %d(SP)", fp)
 	a.op("MOVQ $2, %d(SP)", hc)
 	a.label(l + "half")
 	for i := 16; i < 24; i++ {
 		a.op("VPXORD %s, %s, %s", z(i), z(i), z(i))
 	}
-	a.op("LEAQ %d(SP), DX", sc)
+	a.op("MOVQ %d(SP), DX", ab)
+	if sc != 0 {
+		a.op("ADDQ $%d, DX", sc)
+	}
 	a.op("MOVQ $4, %d(SP)", cc)
 	a.label(l + "chunk")
 	q4kQuadChunk(a)
@@ -67,7 +77,7 @@ func q4k8quad(a *asm) {
 	a.op("ADDQ $256, DX")
 	a.op("DECQ %d(SP)", cc)
 	a.op("JNZ %schunk", l)
-	q4kQuadFloat(a, mp, fp)
+	q4kQuadFloat(a, mp, fp, ab)
 	// The next pass: the block's weights again, activation rows 4 on.
 	a.op("SUBQ $1024, SI")
 	a.op("SUBQ $1024, BX")
@@ -91,9 +101,10 @@ func q4k8quad(a *asm) {
 	a.op("DECQ %d(SP)", bc)
 	a.op("JNZ %sblock", l)
 	a.op("LEAQ (DI)(R8*4), BX")
+	a.op("MOVQ %d(SP), DX", ab)
 	for r := 0; r < 8; r++ {
 		for w := 0; w < 2; w++ {
-			a.op("VMOVUPS %d(SP), Z0", fs+128*r+64*w)
+			a.op("VMOVUPS %d(DX), Z0", fs+128*r+64*w)
 			a.op("VMOVUPS Z0, %d%s", 64*w, v8Outs[r])
 		}
 	}
@@ -146,14 +157,16 @@ func q4kQuadChunk(a *asm) {
 	}
 }
 
-// q4kQuadFloat ends the pass over a block: the mins' sums M (stack at mp)
-// and F(r) += (d*yd)*float(I(r)) - (dmin*yd)*float(M(r)) for the pass's
-// four activation rows and both pairs, as q4k8z (float sums at the
-// pointer in fp(SP); SI and BX are 1024 bytes on, past the chunks).
-func q4kQuadFloat(a *asm, mp, fp int) {
+// q4kQuadFloat ends the pass over a block: the mins' sums M (min pairs
+// at mp from the address in ab(SP)) and F(r) += (d*yd)*float(I(r)) -
+// (dmin*yd)*float(M(r)) for the pass's four activation rows and both
+// pairs, as q4k8z (float sums at the pointer in fp(SP); SI and BX are
+// 1024 bytes on, past the chunks).
+func q4kQuadFloat(a *asm, mp, fp, ab int) {
+	a.op("MOVQ %d(SP), DX", ab)
 	for p := 0; p < 4; p++ {
 		for w := 0; w < 2; w++ {
-			a.op("VMOVDQU64 %d(SP), %s", mp+128*p+64*w, z(8+2*p+w))
+			a.op("VMOVDQU64 %d(DX), %s", mp+128*p+64*w, z(8+2*p+w))
 		}
 	}
 	for r := 0; r < 4; r++ {
