@@ -27,7 +27,7 @@ func withVec8AVX512(m map[tensor.Type]*matKernel) {
 	}{
 		{tensor.Q4_K, 8 * 144, 308, 7, q4kPackVec8AVX512, q4kQuadVec8AVX512},
 		{tensor.Q6_K, 8 * 210, 308, 7, q6kPackVec8AVX512, nil},
-		{tensor.Q4_0, 8 * 18, 72, 6, q4_0PackVec8AVX512, nil},
+		{tensor.Q4_0, 8 * 18, 72, 6, q4_0PackVec8AVX512, q4_0QuadVec8AVX512},
 		{tensor.Q8_0, 8 * 34, 72, 6, q8_0PackVec8AVX512, nil},
 	} {
 		pk := pairedPacked8(m[k.typ].packed, k.gb, k.xb, k.f8, k.f8q)
@@ -78,6 +78,9 @@ func q6kPackVec8AVX512(out []float32, ostride int, w []byte, groups, blocks int,
 
 //go:noescape
 func q4_0PackVec8AVX512(out []float32, ostride int, w []byte, groups, blocks int, x []byte, xstride int)
+
+//go:noescape
+func q4_0QuadVec8AVX512(out []float32, ostride int, w []byte, groups, blocks int, x []byte, xstride int)
 
 //go:noescape
 func q8_0PackVec8AVX512(out []float32, ostride int, w []byte, groups, blocks int, x []byte, xstride int)

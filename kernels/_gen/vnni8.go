@@ -56,6 +56,7 @@ func vnni8File() *asm {
 	q4k8quad(k)
 	q6k8z(k)
 	q8z8(k, true)
+	q40quad(k)
 	q8z8(k, false)
 	return k
 }

@@ -1,5 +1,7 @@
 package main
 
+import "fmt"
+
 // Q4_K on 32 rows (four groups: the pairs at SI and at BX = SI + 2*R10),
 // eight activation rows taken four at a time. The eight-row kernel of
 // vnni8.go spends a load on every VPDPBUSD (its activation broadcast), and
@@ -199,4 +201,113 @@ func q4kQuadFloat(a *asm, mp, fp, ab int) {
 			a.op("VMOVUPS %s, %d(DX)", z(8+i), 128*r+64*w)
 		}
 	}
+}
+
+// Q4_0 on 32 rows (four groups: the pairs at SI and at BX = SI + 2*R10),
+// eight activation rows in two passes of four over all the blocks (q8a
+// activations: quants at x, d at x+64nb, -8*sum at x+68nb), for the same
+// reason as q4k8quad: a broadcast activation feeds both pairs (12 loads per
+// 16 VPDPBUSD instead of 18). Integer sums and float steps per row are
+// q8z8's, so the bits are vec1's. Registers: Z0+i the block's integer sum
+// and Z8+i the float sum of activation row a of the pass and pair w (i =
+// 2a+w), Z23 0x0f bytes, Z24/Z25 and Z26/Z27 the unpacked weights of pairs
+// 0 and 1, Z28/Z29 the broadcast activations, Z30/Z31 the weights' d.
+func q40quad(a *asm) {
+	l := "q40q8"
+	name := "q4_0QuadVec8AVX512"
+	a.raw("// func %s%s", name, sig(8))
+	a.raw("TEXT ·%s(SB), NOSPLIT, $0-104", name)
+	loadArgs(a, 8)
+	a.op("SHRQ $2, CX")
+	a.op("MOVQ blocks+64(FP), R10")
+	a.op("IMUL3Q $144, R10, R10")
+	a.op("VMOVDQU64 v8k0f<>(SB), Z23")
+	a.label(l + "quad")
+	a.op("LEAQ (SI)(R10*2), BX")
+	a.op("MOVQ x_base+72(FP), R12")
+	for h := 0; h < 2; h++ {
+		if h == 1 {
+			// Rows 4-7: the same weights again (SI and BX are a group on).
+			a.op("SUBQ R10, SI")
+			a.op("SUBQ R10, BX")
+			a.op("MOVQ x_base+72(FP), R12")
+			a.op("LEAQ (R12)(R11*4), R12")
+		}
+		a.op("MOVQ blocks+64(FP), DX")
+		a.op("IMUL3Q $64, DX, R13")
+		a.op("ADDQ R12, R13")
+		a.op("IMUL3Q $68, DX, AX")
+		a.op("ADDQ R12, AX")
+		for i := 8; i < 16; i++ {
+			a.op("VPXORD %s, %s, %s", z(i), z(i), z(i))
+		}
+		a.label(fmt.Sprintf("%sblock%d", l, h))
+		q40QuadBlock(a)
+		a.op("DECQ DX")
+		a.op("JNZ %sblock%d", l, h)
+		// Store rows 4h..4h+3.
+		if h == 0 {
+			a.op("MOVQ DI, DX")
+		} else {
+			a.op("LEAQ (DI)(R8*4), DX")
+		}
+		outs := []string{"(DX)", "(DX)(R8*1)", "(DX)(R8*2)", "(DX)(R9*1)"}
+		for r := 0; r < 4; r++ {
+			for w := 0; w < 2; w++ {
+				a.op("VMOVUPS %s, %d%s", z(8+2*r+w), 64*w, outs[r])
+			}
+		}
+	}
+	// SI is one group on from the quad's first: on to the next quad.
+	a.op("ADDQ $128, DI")
+	a.op("LEAQ (SI)(R10*2), SI")
+	a.op("ADDQ R10, SI")
+	a.op("DECQ CX")
+	a.op("JNZ %squad", l)
+	a.op("VZEROUPPER")
+	a.op("RET")
+	a.raw("")
+}
+
+// q40QuadBlock: one block of the pass's four activation rows and both
+// pairs, F += (dw*dx)*float(I) as q8z8; SI, BX, R12, R13 and AX move on.
+func q40QuadBlock(a *asm) {
+	for r := 0; r < 4; r++ {
+		a.op("VPBROADCASTD %s, %s", act(0, "AX", r), z(2*r))
+		a.op("VMOVDQA64 %s, %s", z(2*r), z(2*r+1))
+	}
+	for k := 0; k < 4; k++ {
+		for w, base := range []string{"SI", "BX"} {
+			lo, hi := 24+2*w, 25+2*w
+			pairLoadAt(a, base, 32*k, lo)
+			a.op("VPSRLW $4, %s, %s", z(lo), z(hi))
+			a.op("VPANDD Z23, %s, %s", z(lo), z(lo))
+			a.op("VPANDD Z23, %s, %s", z(hi), z(hi))
+		}
+		for r := 0; r < 4; r++ {
+			a.op("VPBROADCASTD %s, Z28", act(4*k, "R12", r))
+			a.op("VPDPBUSD Z28, Z24, %s", z(2*r))
+			a.op("VPDPBUSD Z28, Z26, %s", z(2*r+1))
+			a.op("VPBROADCASTD %s, Z29", act(16+4*k, "R12", r))
+			a.op("VPDPBUSD Z29, Z25, %s", z(2*r))
+			a.op("VPDPBUSD Z29, Z27, %s", z(2*r+1))
+		}
+	}
+	pairLoad16At(a, "SI", 128, 30)
+	a.op("VCVTPH2PS Y30, Z30")
+	pairLoad16At(a, "BX", 128, 31)
+	a.op("VCVTPH2PS Y31, Z31")
+	for r := 0; r < 4; r++ {
+		for w := 0; w < 2; w++ {
+			i, t := 2*r+w, z(28+w)
+			a.op("VCVTDQ2PS %s, %s", z(i), z(i))
+			a.op("VMULPS.BCST %s, %s, %s", act(0, "R13", r), z(30+w), t)
+			a.op("VFMADD231PS %s, %s, %s", z(i), t, z(8+i))
+		}
+	}
+	a.op("ADDQ $144, SI")
+	a.op("ADDQ $144, BX")
+	a.op("ADDQ $32, R12")
+	a.op("ADDQ $4, R13")
+	a.op("ADDQ $4, AX")
 }
