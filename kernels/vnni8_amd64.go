@@ -9,7 +9,10 @@ import "github.com/siskin-ml/siskin/tensor"
 // load of two groups (16 rows) feeds eight activation rows, for prefill
 // and batches of decode streams. They give vec1's bits (exact integer
 // sums, the AVX2 float steps), so a batched row stays bit-identical to
-// MatVec of that row.
+// MatVec of that row. Q4_K and Q4_0 also have a kernel that takes four
+// groups (32 rows) at a time, each broadcast activation feeding both
+// pairs (kernels/_gen/vnni8quad.go): the pair kernels were bound by their
+// loads, one per VPDPBUSD.
 
 // withVec8AVX512 adds the eight-row kernels to the AVX-512 tier's packed
 // Q4_K, Q6_K, Q4_0 and Q8_0 kernels in m (before W4A8/W8A8 take the
