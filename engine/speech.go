@@ -113,9 +113,13 @@ func (t *talkerStage) Start(it *Item) error {
 	req := *sp.Utterance
 	req.Stats = &qwen3tts.Stats{}
 	// Spare caches no larger than fresh ones could grow to (doubling).
-	u, err := t.m.BeginWith(&req, cond, t.spare.takeMemory(2*it.reserved))
+	mem := t.spare.takeMemory(2 * it.reserved)
+	u, err := t.m.BeginWith(&req, cond, mem)
 	if err != nil {
 		return fmt.Errorf("talker: %w", err)
+	}
+	if mem != nil {
+		t.e.stats.spareHits.Add(1)
 	}
 	it.State = &talkerItem{u: u, key: key, stored: cond != nil, stats: req.Stats}
 	it.r.cached = u.Cached()
