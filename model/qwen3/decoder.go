@@ -1,6 +1,8 @@
 package qwen3
 
 import (
+	"sync"
+
 	"github.com/siskin-ml/siskin/kernels"
 	"github.com/siskin-ml/siskin/model"
 	"github.com/siskin-ml/siskin/tensor"
@@ -66,13 +68,16 @@ func (d *Decoder) Norms() [][]float32 {
 func (d *Decoder) Run(b *model.Batch, x []float32, each func(layer int, x []float32)) {
 	c := d.Cfg
 	n, dim, qd, kvd, hd := len(b.Tokens), c.Hidden, c.QDim(), c.KVDim(), c.HeadDim
-	h := make([]float32, n*dim)
-	q := make([]float32, n*qd)
-	k := make([]float32, n*kvd)
-	v := make([]float32, n*kvd)
-	att := make([]float32, n*qd)
-	up := make([]float32, n*c.FFN)
-	act := make([]float32, n*c.FFN)
+	buf := getScratch(n * (dim + 2*qd + 2*kvd + 2*c.FFN))
+	defer scratchPool.Put(buf)
+	rest := *buf
+	take := func(m int) []float32 {
+		s := rest[:m:m]
+		rest = rest[m:]
+		return s
+	}
+	h, q, k, v := take(n*dim), take(n*qd), take(n*kvd), take(n*kvd)
+	att, up, act := take(n*qd), take(n*c.FFN), take(n*c.FFN)
 	for li := range d.Layers {
 		l := &d.Layers[li]
 
@@ -97,4 +102,24 @@ func (d *Decoder) Run(b *model.Batch, x []float32, each func(layer int, x []floa
 			each(li, x)
 		}
 	}
+}
+
+// scratchPool holds Run's activation buffers between calls. A decode
+// step's buffers are small but made for every layer stack pass (the
+// speech code predictor runs 15 a frame): fresh ones come from memory
+// the process has not touched since the last garbage collection, which
+// with gigabytes of weights on the heap is far off, so each new page
+// costs a page fault.
+var scratchPool sync.Pool // *[]float32
+
+// getScratch returns n zeroed float32s from the pool.
+func getScratch(n int) *[]float32 {
+	p, _ := scratchPool.Get().(*[]float32)
+	if p == nil || cap(*p) < n {
+		s := make([]float32, n)
+		return &s
+	}
+	*p = (*p)[:n]
+	clear(*p)
+	return p
 }

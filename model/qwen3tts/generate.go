@@ -295,7 +295,7 @@ func (m *Model) talkerStep(streams []*stream, rows [][]float32) error {
 		each = func(_ int, x []float32) { m.traceResidual(streams, counts, x) }
 	}
 	t0 := time.Now()
-	out := run(m.talker, m.talkerNorm, caches, counts, x, m.codecHead, each)
+	out := run(m.talker, m.talkerNorm, caches, counts, x, m.codecHead, each, nil)
 	t1 := time.Now()
 	if first {
 		charge(streams, t1.Sub(t0), func(s *Stats) *time.Duration { return &s.Prefill })
