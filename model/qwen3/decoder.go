@@ -1,8 +1,6 @@
 package qwen3
 
 import (
-	"sync"
-
 	"github.com/siskin-ml/siskin/kernels"
 	"github.com/siskin-ml/siskin/model"
 	"github.com/siskin-ml/siskin/tensor"
@@ -68,8 +66,8 @@ func (d *Decoder) Norms() [][]float32 {
 func (d *Decoder) Run(b *model.Batch, x []float32, each func(layer int, x []float32)) {
 	c := d.Cfg
 	n, dim, qd, kvd, hd := len(b.Tokens), c.Hidden, c.QDim(), c.KVDim(), c.HeadDim
-	buf := getScratch(n * (dim + 2*qd + 2*kvd + 2*c.FFN))
-	defer scratchPool.Put(buf)
+	buf := model.GetScratch(n * (dim + 2*qd + 2*kvd + 2*c.FFN))
+	defer model.PutScratch(buf)
 	rest := *buf
 	take := func(m int) []float32 {
 		s := rest[:m:m]
@@ -102,24 +100,4 @@ func (d *Decoder) Run(b *model.Batch, x []float32, each func(layer int, x []floa
 			each(li, x)
 		}
 	}
-}
-
-// scratchPool holds Run's activation buffers between calls. A decode
-// step's buffers are small but made for every layer stack pass (the
-// speech code predictor runs 15 a frame): fresh ones come from memory
-// the process has not touched since the last garbage collection, which
-// with gigabytes of weights on the heap is far off, so each new page
-// costs a page fault.
-var scratchPool sync.Pool // *[]float32
-
-// getScratch returns n zeroed float32s from the pool.
-func getScratch(n int) *[]float32 {
-	p, _ := scratchPool.Get().(*[]float32)
-	if p == nil || cap(*p) < n {
-		s := make([]float32, n)
-		return &s
-	}
-	*p = (*p)[:n]
-	clear(*p)
-	return p
 }
