@@ -130,6 +130,7 @@ func (t *talkerStage) Start(it *Item) error {
 }
 
 func (t *talkerStage) Step(batch []*Item) {
+	t.store(batch...)
 	t.uts = t.uts[:0]
 	for _, it := range batch {
 		t.uts = append(t.uts, it.State.(*talkerItem).u)
@@ -161,6 +162,7 @@ func (t *talkerStage) Step(batch []*Item) {
 // Release keeps the utterance's caches for a later one.
 func (t *talkerStage) Release(it *Item) {
 	if ti, ok := it.State.(*talkerItem); ok {
+		t.store(it)
 		t.spare.putMemory(ti.u.Free())
 	}
 }
