@@ -237,7 +237,7 @@ func Run(m model.Model, info ModelInfo, opt Options) ([]Result, error) {
 			}
 			tokens := randomTokens(n)
 			run := func() (time.Duration, error) {
-				c := base.Clone()
+				c := base.Clone(n)
 				start := time.Now()
 				_, err := m.Forward(c, tokens, false)
 				return time.Since(start), err
@@ -269,7 +269,7 @@ func Run(m model.Model, info ModelInfo, opt Options) ([]Result, error) {
 			}
 			tokens := randomTokens(n)
 			run := func(tokens []int) (time.Duration, error) {
-				c := base.Clone()
+				c := base.Clone(n)
 				start := time.Now()
 				for _, t := range tokens {
 					if _, err := m.Forward(c, []int{t}, false); err != nil {

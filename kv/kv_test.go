@@ -67,7 +67,15 @@ func TestClone(t *testing.T) {
 			l.Append([]float32{float32(i), 0}, []float32{0, float32(i)})
 		}
 	}
-	d := c.Clone()
+	d := c.Clone(3)
+	// Room for 3 more positions of 2 values: the full layer grows by
+	// them, the ring of 3 stays 3 rows.
+	if full := d.Layers[0]; cap(full.k)-len(full.k) < 6 {
+		t.Errorf("clone of a full layer has room for %d values, want 6", cap(full.k)-len(full.k))
+	}
+	if ring := d.Layers[1]; len(ring.k) != 6 || cap(ring.k) != 6 {
+		t.Errorf("clone of a ring of 3 holds %d/%d values, want 6/6", len(ring.k), cap(ring.k))
+	}
 	for _, l := range c.Layers {
 		l.Append([]float32{9, 9}, []float32{9, 9})
 	}
@@ -164,7 +172,7 @@ func TestF16Layer(t *testing.T) {
 			t.Errorf("window %d: %d runs", w, runs)
 		}
 		c := &Cache{Layers: []*Layer{l}}
-		d := c.Clone()
+		d := c.Clone(0)
 		if err := l.Truncate(l.Len() - 1); err != nil && w == 0 {
 			t.Fatal(err)
 		}
@@ -330,7 +338,7 @@ func TestQ8Layer(t *testing.T) {
 			t.Errorf("window %d: %d runs", w, runs)
 		}
 		c := &Cache{Layers: []*Layer{l}}
-		d := c.Clone()
+		d := c.Clone(0)
 		want := d.Layers[0].Value(d.Len() - 1)
 		if err := l.Truncate(l.Len() - 1); err != nil && w == 0 {
 			t.Fatal(err)

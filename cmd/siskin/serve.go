@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -36,7 +37,7 @@ import (
 
 type serveFlags struct {
 	model, host, name, apiKey, cors, toolParser, reasoningParser, chatTemplate string
-	profile, weightPath, priority                                              string
+	profile, weightPath, priority, pprofAddr                                   string
 	port, maxModelLen, maxNumSeqs, maxBatched, threads                         int
 	kvBytes, maxRequestBytes                                                   int64
 	grace                                                                      time.Duration
@@ -103,6 +104,7 @@ func serveCmd() *cobra.Command {
 	fl.StringVar(&f.weightCache, "weight-cache", "", "directory of converted and packed weights, or off (default $SISKIN_CACHE_DIR, else the user cache directory)")
 	fl.StringVar(&f.priority, "priority", "", "speed or fidelity (picks the weight path when auto)")
 	fl.BoolVar(&f.printConfig, "print-config", false, "print the resolved configuration with the source of each value, and exit")
+	fl.StringVar(&f.pprofAddr, "pprof", "", "serve Go's runtime profiles (/debug/pprof/: CPU, heap, goroutines) on this address, e.g. localhost:6060, apart from the API (off by default; it has no authentication, keep it local)")
 	fl.DurationVar(&f.grace, "shutdown-grace", 30*time.Second, "how long in-flight requests may finish after SIGTERM (readiness turns 503 first; keep it below the pod's terminationGracePeriodSeconds)")
 	return cmd
 }
@@ -122,6 +124,14 @@ func serve(cmd *cobra.Command, f serveFlags, log *slog.Logger) error {
 	ln, err := net.Listen("tcp", net.JoinHostPort(f.host, strconv.Itoa(f.port)))
 	if err != nil {
 		return err
+	}
+	if f.pprofAddr != "" {
+		stopProfiles, err := serveProfiles(f.pprofAddr, log)
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		defer stopProfiles()
 	}
 	var handler atomic.Pointer[http.Handler]
 	loading := server.LoadingHandler()
@@ -160,6 +170,26 @@ func serve(cmd *cobra.Command, f serveFlags, log *slog.Logger) error {
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// serveProfiles serves net/http/pprof's handlers on their own listener at
+// addr (never on the API's), so that a loaded server can be profiled; it
+// returns the function that closes it.
+func serveProfiles(addr string, log *slog.Logger) (func(), error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("--pprof: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 30 * time.Second}
+	go srv.Serve(ln)
+	log.Info("profiles", "url", "http://"+ln.Addr().String()+"/debug/pprof/")
+	return func() { srv.Close() }, nil
 }
 
 // resolve layers the configuration: flags > --profile > the model's

@@ -334,6 +334,7 @@ func q6k8z(a *asm) {
 	v8ZeroStack(a, fs)
 	a.op("MOVQ DX, %d(SP)", bc)
 	a.label(l + "block")
+	v8PrefetchNext(a, 1680)
 	for p := 0; p < 8; p++ {
 		n, t := p/4, p%4
 		pairLoad16x(a, 1536+16*p, 30)
@@ -395,6 +396,22 @@ func q6k8z(a *asm) {
 	a.op("DECQ %d(SP)", bc)
 	a.op("JNZ %sblock", l)
 	v8Epilogue(a, l, -1, fs)
+}
+
+// v8PrefetchNext prefetches every cache line of the next block (gb bytes
+// on) of both groups of the pair. With weights streamed from memory (a
+// batch of decode rows reads each weight once per step) the Q6_K kernel
+// ran at about a third of its L2 rate without it, and 1.5-1.65x faster
+// with it (one thread, 256 MiB of weights, thread CPU time, Zen 5); the
+// hardware prefetchers apparently miss its order (a block's scales, at
+// its end, are read first). On an L2-resident tile (prefill) it costs
+// about 1%. Every line counts: every other line gained nothing. The last
+// block's prefetch reaches into the next pair's first group, read next.
+func v8PrefetchNext(a *asm, gb int) {
+	for off := gb; off < 2*gb; off += 64 {
+		a.op("PREFETCHT0 %d(SI)", off)
+		a.op("PREFETCHT0 %d(SI)(R10*1)", off)
+	}
 }
 
 // q6kPass8: pass pass of half n of a Q6_K block for eight activation
