@@ -146,6 +146,7 @@ type Stats struct {
 	PrefixCacheBytes     int64 // held by cached prefix blocks
 	PromptTokens         int64
 	GenerationTokens     int64
+	SpareHits            int64 // speech requests begun in the caches of ended ones
 	Steps                int64 // steps of all stages
 	Stages               []StageStats
 }
@@ -204,6 +205,7 @@ type Engine struct {
 		prefixQueries, prefixHits      atomic.Int64
 		prefixBytes                    atomic.Int64
 		promptTokens, generationTokens atomic.Int64
+		spareHits                      atomic.Int64
 	}
 	stageStats []stageStats
 	observer   atomic.Pointer[func(part string, d time.Duration)]
@@ -331,6 +333,7 @@ func (e *Engine) Stats() Stats {
 		PrefixCacheBytes: e.stats.prefixBytes.Load(),
 		PromptTokens:     e.stats.promptTokens.Load(),
 		GenerationTokens: e.stats.generationTokens.Load(),
+		SpareHits:        e.stats.spareHits.Load(),
 		Stages:           make([]StageStats, len(e.stages)),
 	}
 	for i, st := range e.stages {

@@ -113,9 +113,13 @@ func (t *talkerStage) Start(it *Item) error {
 	req := *sp.Utterance
 	req.Stats = &qwen3tts.Stats{}
 	// Spare caches no larger than fresh ones could grow to (doubling).
-	u, err := t.m.BeginWith(&req, cond, t.spare.takeMemory(2*it.reserved))
+	mem := t.spare.takeMemory(2 * it.reserved)
+	u, err := t.m.BeginWith(&req, cond, mem)
 	if err != nil {
 		return fmt.Errorf("talker: %w", err)
+	}
+	if mem != nil {
+		t.e.stats.spareHits.Add(1)
 	}
 	it.State = &talkerItem{u: u, key: key, stored: cond != nil, stats: req.Stats}
 	it.r.cached = u.Cached()
@@ -126,6 +130,7 @@ func (t *talkerStage) Start(it *Item) error {
 }
 
 func (t *talkerStage) Step(batch []*Item) {
+	t.store(batch...)
 	t.uts = t.uts[:0]
 	for _, it := range batch {
 		t.uts = append(t.uts, it.State.(*talkerItem).u)
@@ -157,6 +162,7 @@ func (t *talkerStage) Step(batch []*Item) {
 // Release keeps the utterance's caches for a later one.
 func (t *talkerStage) Release(it *Item) {
 	if ti, ok := it.State.(*talkerItem); ok {
+		t.store(it)
 		t.spare.putMemory(ti.u.Free())
 	}
 }

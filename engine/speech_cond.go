@@ -120,11 +120,9 @@ func (t *talkerStage) stepParts(report func(string, time.Duration)) {
 	}
 }
 
-// account adds each item's share of the step to t.parts and stores the
-// conditionings of utterances whose prompts just ran.
+// account adds each item's share of the step to t.parts.
 func (t *talkerStage) account(batch []*Item) {
 	t.parts = qwen3tts.Stats{}
-	room := t.room() - t.spare.bytes
 	for _, it := range batch {
 		ti, ok := it.State.(*talkerItem)
 		if !ok {
@@ -136,11 +134,24 @@ func (t *talkerStage) account(batch []*Item) {
 		t.parts.Predictor = max(t.parts.Predictor, now.Predictor-ti.last.Predictor)
 		t.parts.Sampler = max(t.parts.Sampler, now.Sampler-ti.last.Sampler)
 		ti.last = now
-		if !ti.stored {
-			if c := ti.u.Conditioning(); c != nil {
-				t.cache.put(ti.key, c, room)
-				ti.stored = true
-			}
+	}
+}
+
+// store caches the conditionings of utterances whose prompts have run.
+// Step calls it before its next pass, and Release before it frees the
+// caches, not right after the prefill: the copy (megabytes of new
+// memory) would delay the first audio, which the codec makes in
+// between.
+func (t *talkerStage) store(items ...*Item) {
+	room := t.room() - t.spare.bytes
+	for _, it := range items {
+		ti, ok := it.State.(*talkerItem)
+		if !ok || ti.stored {
+			continue
+		}
+		if c := ti.u.Conditioning(); c != nil {
+			t.cache.put(ti.key, c, room)
+			ti.stored = true
 		}
 	}
 	t.e.stats.prefixBytes.Store(t.cache.bytes)

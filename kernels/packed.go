@@ -59,6 +59,9 @@ type packedKernel struct {
 	// eight that run through vec8 with zero rows added (padTail), rather
 	// than four and one at a time.
 	pad8 int
+	// quad: vec8 runs groups four at a time best (tiles of groups are
+	// then a multiple of four).
+	quad bool
 	// pack, if not nil, replaces packGroup (a tier whose kernels read
 	// another layout of the same size: packRowMajor).
 	pack func(typ tensor.Type, dst, src []byte, stride, nrows, blocks int)
@@ -375,7 +378,11 @@ func mulPacked(out []float32, p *prepared, xq []byte, xs, n int) {
 // set makes t the product of p with n activation rows xq (xs bytes each)
 // into out; it returns the grain of its group range.
 func (t *packedTask) set(out []float32, p *prepared, xq []byte, xs, n int) int {
-	*t = packedTask{p: p, out: out, n: n, x: xq, xs: xs, actTile: 1, gTile: max(2, packTileBytes/p.gstride&^1)}
+	step := 2
+	if p.pk.quad {
+		step = 4
+	}
+	*t = packedTask{p: p, out: out, n: n, x: xq, xs: xs, actTile: 1, gTile: max(step, packTileBytes/p.gstride/step*step)}
 	t.padTail()
 	if n == 1 {
 		// One activation row reads each group once: no tile to keep in

@@ -9,7 +9,10 @@ import "github.com/siskin-ml/siskin/tensor"
 // load of two groups (16 rows) feeds eight activation rows, for prefill
 // and batches of decode streams. They give vec1's bits (exact integer
 // sums, the AVX2 float steps), so a batched row stays bit-identical to
-// MatVec of that row.
+// MatVec of that row. Q4_K and Q4_0 also have a kernel that takes four
+// groups (32 rows) at a time, each broadcast activation feeding both
+// pairs (kernels/_gen/vnni8quad.go): the pair kernels were bound by their
+// loads, one per VPDPBUSD.
 
 // withVec8AVX512 adds the eight-row kernels to the AVX-512 tier's packed
 // Q4_K, Q6_K, Q4_0 and Q8_0 kernels in m (before W4A8/W8A8 take the
@@ -23,14 +26,14 @@ func withVec8AVX512(m map[tensor.Type]*matKernel) {
 	for _, k := range []struct {
 		typ         tensor.Type
 		gb, xb, pad int
-		f8          packVec4Asm
+		f8, f8q     packVec4Asm
 	}{
-		{tensor.Q4_K, 8 * 144, 308, 7, q4kPackVec8AVX512},
-		{tensor.Q6_K, 8 * 210, 308, 7, q6kPackVec8AVX512},
-		{tensor.Q4_0, 8 * 18, 72, 6, q4_0PackVec8AVX512},
-		{tensor.Q8_0, 8 * 34, 72, 6, q8_0PackVec8AVX512},
+		{tensor.Q4_K, 8 * 144, 308, 7, q4kPackVec8AVX512, q4kQuadVec8AVX512},
+		{tensor.Q6_K, 8 * 210, 308, 7, q6kPackVec8AVX512, nil},
+		{tensor.Q4_0, 8 * 18, 72, 6, q4_0PackVec8AVX512, q4_0QuadVec8AVX512},
+		{tensor.Q8_0, 8 * 34, 72, 6, q8_0PackVec8AVX512, nil},
 	} {
-		pk := pairedPacked8(m[k.typ].packed, k.gb, k.xb, k.f8)
+		pk := pairedPacked8(m[k.typ].packed, k.gb, k.xb, k.f8, k.f8q)
 		pk.pad8 = k.pad
 		m[k.typ] = withPacked(m[k.typ], pk)
 	}
@@ -38,12 +41,23 @@ func withVec8AVX512(m map[tensor.Type]*matKernel) {
 
 // pairedPacked8 returns a copy of the paired kernels k with the
 // eight-row kernel f8 (two groups at a time; an odd last group runs k's
-// four-row kernel twice, which gives the same bits).
-func pairedPacked8(k *packedKernel, gb, xb int, f8 packVec4Asm) *packedKernel {
+// four-row kernel twice, which gives the same bits) and, if not nil,
+// f8q, which takes groups four at a time and gives f8's bits (the rest
+// run f8).
+func pairedPacked8(k *packedKernel, gb, xb int, f8, f8q packVec4Asm) *packedKernel {
 	c := *k
 	eight := with8(&packedKernel{}, gb, xb, f8).vec8
+	var quad func(out []float32, ostride int, w []byte, groups, blocks int, x []byte, xstride int)
+	if f8q != nil {
+		quad = with8(&packedKernel{}, gb, xb, f8q).vec8
+		c.quad = true
+	}
 	c.vec8 = func(out []float32, ostride int, w []byte, groups, blocks int, x []byte, xstride int) {
 		g := groups &^ 1
+		if q := groups &^ 3; quad != nil && q > 0 {
+			quad(out, ostride, w, q, blocks, x, xstride)
+			out, w, groups, g = out[packRows*q:], w[q*blocks*gb:], groups-q, g-q
+		}
 		if g > 0 {
 			eight(out, ostride, w, g, blocks, x, xstride)
 		}
@@ -60,10 +74,16 @@ func pairedPacked8(k *packedKernel, gb, xb int, f8 packVec4Asm) *packedKernel {
 func q4kPackVec8AVX512(out []float32, ostride int, w []byte, groups, blocks int, x []byte, xstride int)
 
 //go:noescape
+func q4kQuadVec8AVX512(out []float32, ostride int, w []byte, groups, blocks int, x []byte, xstride int)
+
+//go:noescape
 func q6kPackVec8AVX512(out []float32, ostride int, w []byte, groups, blocks int, x []byte, xstride int)
 
 //go:noescape
 func q4_0PackVec8AVX512(out []float32, ostride int, w []byte, groups, blocks int, x []byte, xstride int)
+
+//go:noescape
+func q4_0QuadVec8AVX512(out []float32, ostride int, w []byte, groups, blocks int, x []byte, xstride int)
 
 //go:noescape
 func q8_0PackVec8AVX512(out []float32, ostride int, w []byte, groups, blocks int, x []byte, xstride int)

@@ -11,8 +11,9 @@ import (
 // TestPackedEightRows: wherever a tier has an eight-activation-row packed
 // kernel, it gives exactly the bits of the four-row kernel (itself
 // bit-identical to MatVec: TestPackedKernels) on every row, for pairs of
-// groups and an odd last group, one block and many, with the weights
-// before a guard page. Exact equality: the integer sums are exact and
+// groups, quads of groups (the AVX-512 Q4_K and Q4_0 kernels take four
+// at a time) with a pair and an odd group after them, one block and
+// many, with the weights before a guard page. Exact equality: the integer sums are exact and
 // the float steps per row are the same.
 func TestPackedEightRows(t *testing.T) {
 	rng := newRNG(58)
@@ -30,7 +31,7 @@ func TestPackedEightRows(t *testing.T) {
 				colsList = []int{128, 640}
 			}
 			for _, cols := range colsList {
-				for _, rows := range []int{16, 24, 40} {
+				for _, rows := range []int{16, 24, 40, 56, 64} {
 					t.Run(fmt.Sprintf("%s/%s/%dx%d", tierName, typ, rows, cols), func(t *testing.T) {
 						defer kernels.UseTier(tierName)()
 						w := randomMatrix(rng, typ, rows, cols)

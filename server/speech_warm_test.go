@@ -6,8 +6,10 @@ import (
 	"testing"
 )
 
-// TestSpeechWarmUp: after WarmUp, a client's first request reuses the
-// warm-up's caches and codec stream (engine spares) and still streams
+// TestSpeechWarmUp: after WarmUp, a client's first request of a short
+// sentence reuses the warm-up's caches and codec stream (engine spares;
+// the warm-up's caches are no larger than twice its reservation) and
+// still streams
 // the offline pipeline's PCM bit for bit; the warm-up's conditioning
 // serves no client (another salt).
 func TestSpeechWarmUp(t *testing.T) {
@@ -17,9 +19,14 @@ func TestSpeechWarmUp(t *testing.T) {
 	}
 	voice := f.m.Cfg.SupportedSpeakers()[0]
 	const text = "Warm enough."
-	_, u := sseSpeech(t, f.URL, `{"model":"tts","input":"`+text+`","voice":"`+voice+`","seed":4,"max_new_tokens":6,"stream_format":"sse","response_format":"pcm"}`)
+	// A short sentence with 29 frames reserves more than half the
+	// warm-up's rows: it begins in the warm-up's caches.
+	_, u := sseSpeech(t, f.URL, `{"model":"tts","input":"`+text+`","voice":"`+voice+`","seed":4,"max_new_tokens":30,"stream_format":"sse","response_format":"pcm"}`)
 	if cachedTokens(u) != 0 {
 		t.Errorf("the warm-up's conditioning served a client: %v cached", cachedTokens(u))
+	}
+	if n := f.eng.Stats().SpareHits; n != 1 {
+		t.Errorf("the first request after the warm-up began in spare caches %d times, want 1", n)
 	}
 	code, streamed := postSpeech(t, f.URL, `{"model":"tts","input":"`+text+`","voice":"`+voice+`","seed":4,"max_new_tokens":6,"stream_format":"audio"}`)
 	want := f.offlineWAV(t, text, voice, 4, 5)

@@ -53,8 +53,10 @@ func vnni8File() *asm {
 	k.b.WriteString(header)
 	v8Consts(k)
 	q4k8z(k)
+	q4k8quad(k)
 	q6k8z(k)
 	q8z8(k, true)
+	q40quad(k)
 	q8z8(k, false)
 	return k
 }
@@ -91,12 +93,18 @@ var v8Outs = []string{"(DI)", "(DI)(R8*1)", "(DI)(R8*2)", "(DI)(R9*1)", "(BX)", 
 // v8Epilogue stores the eight rows' float sums (registers Z(f+r), or the
 // stack at fOff if f < 0) and closes the pair loop.
 func v8Epilogue(a *asm, l string, f, fOff int) {
+	v8EpilogueAt(a, l, f, fOff, "SP")
+}
+
+// v8EpilogueAt is v8Epilogue with the float sums at fOff from register
+// base.
+func v8EpilogueAt(a *asm, l string, f, fOff int, base string) {
 	a.op("LEAQ (DI)(R8*4), BX")
 	for r := 0; r < 8; r++ {
 		src := z(f + r)
 		if f < 0 {
 			src = "Z0"
-			a.op("VMOVUPS %d(SP), Z0", fOff+64*r)
+			a.op("VMOVUPS %d(%s), Z0", fOff+64*r, base)
 		}
 		a.op("VMOVUPS %s, %s", src, v8Outs[r])
 	}
@@ -111,10 +119,25 @@ func v8Epilogue(a *asm, l string, f, fOff int) {
 
 // v8ZeroStack zeroes the eight float sums on the stack at fOff.
 func v8ZeroStack(a *asm, fOff int) {
+	v8ZeroAt(a, fOff, "SP")
+}
+
+// v8ZeroAt zeroes the eight float sums at fOff from register base.
+func v8ZeroAt(a *asm, fOff int, base string) {
 	a.op("VPXORD Z0, Z0, Z0")
 	for r := 0; r < 8; r++ {
-		a.op("VMOVUPS Z0, %d(SP)", fOff+64*r)
+		a.op("VMOVUPS Z0, %d(%s)", fOff+64*r, base)
 	}
+}
+
+// alignedStack sets DX, and the stack slot at ab, to the first 64-byte
+// aligned address past the slot (Go aligns SP to 8 bytes only, and a
+// 64-byte access that spans two cache lines measured costly); the frame
+// needs ab+8+64 bytes more than the aligned area.
+func alignedStack(a *asm, ab int) {
+	a.op("LEAQ %d(SP), DX", ab+8+63)
+	a.op("ANDQ $~63, DX")
+	a.op("MOVQ DX, %d(SP)", ab)
 }
 
 // Q4_0 and Q8_0 on 16 rows, eight activation rows (q8a activations:
@@ -230,10 +253,14 @@ func q4k8z(a *asm) {
 			a.op("VPDPBUSD.BCST %s, Z26, %s", act8(32+4*k, "R12", "BX", r), z(8+r))
 		}
 	}
+	// The two scale vectors loaded once for the eight rows (a 64-byte
+	// memory operand per VPMULLD measured slower).
+	a.op("VMOVDQU64 (DX), Z27")
+	a.op("VMOVDQU64 64(DX), Z28")
 	for r := 0; r < 8; r++ {
-		a.op("VPMULLD (DX), %s, %s", z(r), z(r))
+		a.op("VPMULLD Z27, %s, %s", z(r), z(r))
 		a.op("VPADDD %s, %s, %s", z(r), z(16+r), z(16+r))
-		a.op("VPMULLD 64(DX), %s, %s", z(8+r), z(8+r))
+		a.op("VPMULLD Z28, %s, %s", z(8+r), z(8+r))
 		a.op("VPADDD %s, %s, %s", z(8+r), z(16+r), z(16+r))
 	}
 	a.op("ADDQ $256, SI")
@@ -282,9 +309,15 @@ func q4k8z(a *asm) {
 // q4kScales8 decodes the block's scales (int32, stack at sc) and min
 // pairs (int16 pairs, stack at mp) of 16 rows, as q4kScales512.
 func q4kScales8(a *asm, sc, mp int) {
-	pairLoad(a, 32, 27)
-	pairLoad(a, 64, 28)
-	pairLoad(a, 96, 29)
+	q4kScales8At(a, "SI", "SP", sc, mp, 64)
+}
+
+// q4kScales8At is q4kScales8 for the pair of groups at base, scale j
+// stored at sc+step*j and min pair p at mp+step*p from register dst.
+func q4kScales8At(a *asm, base, dst string, sc, mp, step int) {
+	pairLoadAt(a, base, 32, 27)
+	pairLoadAt(a, base, 64, 28)
+	pairLoadAt(a, base, 96, 29)
 	a.op("VPANDD v8k3f<>(SB), Z27, Z30")
 	a.op("VPANDD v8kc0<>(SB), Z27, Z27")
 	a.op("VPSRLW $2, Z27, Z27")
@@ -296,7 +329,7 @@ func q4kScales8(a *asm, sc, mp int) {
 			src = "Z31"
 		}
 		a.op("VPSHUFB v8kd%d<>(SB), %s, %s", j%4, src, z(j))
-		a.op("VMOVDQU64 %s, %d(SP)", z(j), sc+64*j)
+		a.op("VMOVDQU64 %s, %d(%s)", z(j), sc+step*j, dst)
 	}
 	a.op("VPANDD v8k3f<>(SB), Z28, Z30")
 	a.op("VPSRLW $4, Z29, Z29")
@@ -310,7 +343,7 @@ func q4kScales8(a *asm, sc, mp int) {
 			src = "Z29"
 		}
 		a.op("VPSHUFB v8kmp%d<>(SB), %s, %s", p%2, src, z(8+p))
-		a.op("VMOVDQU64 %s, %d(SP)", z(8+p), mp+64*p)
+		a.op("VMOVDQU64 %s, %d(%s)", z(8+p), mp+step*p, dst)
 	}
 }
 
@@ -326,27 +359,29 @@ func q4kScales8(a *asm, sc, mp int) {
 // 512h+256n+64t), 1024-1535 the float sums of the 8 rows, then the
 // counts of blocks and of halves h left.
 func q6k8z(a *asm) {
-	const sc, fs, bc, hc = 0, 1024, 1536, 1544
+	const bc, hc, ab = 0, 8, 16
+	const sc, fs, size = 0, 1024, 1536
 	l := "q6kz8"
-	v8Prologue(a, "q6kPackVec8AVX512", l, 1680, 1552, 256, 260)
+	v8Prologue(a, "q6kPackVec8AVX512", l, 1680, ab+8+64+size, 256, 260)
 	a.op("VMOVDQU64 v8k0f<>(SB), Z28")
 	a.op("VMOVDQU64 v8k30<>(SB), Z29")
-	v8ZeroStack(a, fs)
 	a.op("MOVQ DX, %d(SP)", bc)
+	alignedStack(a, ab)
+	v8ZeroAt(a, fs, "DX")
 	a.label(l + "block")
 	v8PrefetchNext(a, 1680)
+	a.op("MOVQ %d(SP), DX", ab)
 	for p := 0; p < 8; p++ {
 		n, t := p/4, p%4
 		pairLoad16x(a, 1536+16*p, 30)
 		a.op("VPMOVSXBW Y30, Z30")
 		a.op("VPSLLD $16, Z30, Z31")
 		a.op("VPSRAD $16, Z31, Z31")
-		a.op("VMOVDQU64 Z31, %d(SP)", sc+256*n+64*t)
+		a.op("VMOVDQU64 Z31, %d(DX)", sc+256*n+64*t)
 		a.op("VPSRAD $16, Z30, Z30")
-		a.op("VMOVDQU64 Z30, %d(SP)", sc+512+256*n+64*t)
+		a.op("VMOVDQU64 Z30, %d(DX)", sc+512+256*n+64*t)
 	}
 	a.op("LEAQ (R12)(R11*4), BX")
-	a.op("LEAQ %d(SP), DX", sc)
 	a.op("MOVQ $2, %d(SP)", hc)
 	for r := 16; r < 24; r++ {
 		a.op("VPXORD %s, %s, %s", z(r), z(r), z(r))
@@ -381,13 +416,14 @@ func q6k8z(a *asm) {
 	pairLoad16x(a, 1664-256, 24)
 	a.op("VCVTPH2PS Y24, Z24")
 	a.op("LEAQ (R13)(R11*4), BX")
+	a.op("MOVQ %d(SP), DX", ab)
 	for r := 0; r < 8; r++ {
 		t := z(25 + r%2)
 		a.op("VCVTDQ2PS %s, %s", z(16+r), z(16+r))
 		a.op("VMULPS.BCST %s, Z24, %s", act8(0, "R13", "BX", r), t)
-		a.op("VMOVUPS %d(SP), %s", fs+64*r, z(8+r))
+		a.op("VMOVUPS %d(DX), %s", fs+64*r, z(8+r))
 		a.op("VFMADD231PS %s, %s, %s", z(16+r), t, z(8+r))
-		a.op("VMOVUPS %s, %d(SP)", z(8+r), fs+64*r)
+		a.op("VMOVUPS %s, %d(DX)", z(8+r), fs+64*r)
 	}
 	a.op("ADDQ $%d, SI", 1680-256)
 	a.op("ADDQ $%d, R12", 256-32)
@@ -395,7 +431,8 @@ func q6k8z(a *asm) {
 	a.op("ADDQ $32, AX")
 	a.op("DECQ %d(SP)", bc)
 	a.op("JNZ %sblock", l)
-	v8Epilogue(a, l, -1, fs)
+	a.op("MOVQ %d(SP), DX", ab)
+	v8EpilogueAt(a, l, -1, fs, "DX")
 }
 
 // v8PrefetchNext prefetches every cache line of the next block (gb bytes
@@ -444,16 +481,31 @@ func q6kPass8(a *asm, n, pass int) {
 			a.op("VPDPBUSD.BCST %s, Z27, %s", act8(128*n+32*hi+4*k, "R12", "BX", r), z(8+r))
 		}
 	}
+	// The two scale vectors loaded once for the eight rows (a 64-byte
+	// memory operand per VPMULLD measured 1.4x slower).
+	a.op("VMOVDQU64 %d(DX), Z30", 256*n+64*lo)
+	a.op("VMOVDQU64 %d(DX), Z31", 256*n+64*hi)
 	for r := 0; r < 8; r++ {
-		a.op("VPMULLD %d(DX), %s, %s", 256*n+64*lo, z(r), z(r))
+		a.op("VPMULLD Z30, %s, %s", z(r), z(r))
 		a.op("VPADDD %s, %s, %s", z(r), z(16+r), z(16+r))
-		a.op("VPMULLD %d(DX), %s, %s", 256*n+64*hi, z(8+r), z(8+r))
+		a.op("VPMULLD Z31, %s, %s", z(8+r), z(8+r))
 		a.op("VPADDD %s, %s, %s", z(8+r), z(16+r), z(16+r))
 	}
 }
 
 // pairLoad16x is pairLoad16 in EVEX forms (any of the 32 registers).
 func pairLoad16x(a *asm, off int, r int) {
-	a.op("VMOVDQU64 %d(SI), X%d", off, r)
-	a.op("VINSERTI32X4 $1, %d(SI)(R10*1), Y%d, Y%d", off, r, r)
+	pairLoad16At(a, "SI", off, r)
+}
+
+// pairLoad16At is pairLoad16x for the pair of groups at base.
+func pairLoad16At(a *asm, base string, off int, r int) {
+	a.op("VMOVDQU64 %d(%s), X%d", off, base, r)
+	a.op("VINSERTI32X4 $1, %d(%s)(R10*1), Y%d, Y%d", off, base, r, r)
+}
+
+// pairLoadAt is pairLoad for the pair of groups at base.
+func pairLoadAt(a *asm, base string, off int, r int) {
+	a.op("VMOVDQU64 %d(%s), Y%d", off, base, r)
+	a.op("VINSERTI64X4 $1, %d(%s)(R10*1), Z%d, Z%d", off, base, r, r)
 }

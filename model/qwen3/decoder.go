@@ -66,13 +66,16 @@ func (d *Decoder) Norms() [][]float32 {
 func (d *Decoder) Run(b *model.Batch, x []float32, each func(layer int, x []float32)) {
 	c := d.Cfg
 	n, dim, qd, kvd, hd := len(b.Tokens), c.Hidden, c.QDim(), c.KVDim(), c.HeadDim
-	h := make([]float32, n*dim)
-	q := make([]float32, n*qd)
-	k := make([]float32, n*kvd)
-	v := make([]float32, n*kvd)
-	att := make([]float32, n*qd)
-	up := make([]float32, n*c.FFN)
-	act := make([]float32, n*c.FFN)
+	buf := model.GetScratch(n * (dim + 2*qd + 2*kvd + 2*c.FFN))
+	defer model.PutScratch(buf)
+	rest := *buf
+	take := func(m int) []float32 {
+		s := rest[:m:m]
+		rest = rest[m:]
+		return s
+	}
+	h, q, k, v := take(n*dim), take(n*qd), take(n*kvd), take(n*kvd)
+	att, up, act := take(n*qd), take(n*c.FFN), take(n*c.FFN)
 	for li := range d.Layers {
 		l := &d.Layers[li]
 

@@ -220,7 +220,8 @@ func (m *Model) start(r *Request, mem *Memory) (*stream, []float32, error) {
 	}
 	// The talker sees the prefill, then one row per frame and the final
 	// step: positions 0 .. L+MaxFrames.
-	if need := len(p.Text) + r.MaxFrames + 1; need > c.Talker.ContextLength {
+	need := len(p.Text) + r.MaxFrames + 1
+	if need > c.Talker.ContextLength {
 		return nil, nil, fmt.Errorf("input of %d ids makes a prompt of %d rows; with %d frames it needs %d positions, more than the talker's %d (max_position_embeddings)",
 			len(r.IDs), len(p.Text), r.MaxFrames, need, c.Talker.ContextLength)
 	}
@@ -236,6 +237,11 @@ func (m *Model) start(r *Request, mem *Memory) (*stream, []float32, error) {
 	}
 	s := &stream{req: r, prompt: p, trailing: trailing, pred: pred}
 	s.talkerKV, s.predKV = m.caches(mem)
+	// Bounded caches allocate the rows the request can use at once
+	// instead of doubling from one row: every doubling copied the rows so
+	// far and touched fresh pages, in the prefill, before the first audio.
+	s.talkerKV.Limit(need)
+	s.predKV.Limit(c.CodeGroups)
 	if s.talkerSeq, err = newSequence(r.Talker, r.Seed, r.Seeded, "talker"); err != nil {
 		return nil, nil, err
 	}
@@ -289,7 +295,7 @@ func (m *Model) talkerStep(streams []*stream, rows [][]float32) error {
 		each = func(_ int, x []float32) { m.traceResidual(streams, counts, x) }
 	}
 	t0 := time.Now()
-	out := run(m.talker, m.talkerNorm, caches, counts, x, m.codecHead, each)
+	out := run(m.talker, m.talkerNorm, caches, counts, x, m.codecHead, each, nil)
 	t1 := time.Now()
 	if first {
 		charge(streams, t1.Sub(t0), func(s *Stats) *time.Duration { return &s.Prefill })

@@ -180,8 +180,8 @@ func (m *Model) forced(p *predictor, h []float32, frame []int) [][]float32 {
 	rows := 2
 	var out [][]float32
 	for g := 0; g < c.CodeGroups-1; g++ {
-		in := p.project(x, rows, c.Predictor.Hidden)
-		o := run(p.dec, p.norm, []*kv.Cache{cache}, []int{rows}, in, p.lmHead[g], nil)
+		in := p.project(nil, x, rows, c.Predictor.Hidden)
+		o := run(p.dec, p.norm, []*kv.Cache{cache}, []int{rows}, in, p.lmHead[g], nil, nil)
 		out = append(out, o.logits[0])
 		x = make([]float32, c.Talker.Hidden)
 		model.Embed(x, p.embed[g], []int{frame[g+1]})

@@ -2,6 +2,7 @@ package qwen3tts
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/siskin-ml/siskin/kernels"
@@ -41,18 +42,21 @@ func (m *Model) predictFrames(p *predictor, streams []*stream) ([][]float32, err
 		}
 	}
 	check := m.framesToCheck(p, streams)
+	var bufs stepOut // the sub-steps' outputs, each read before the next
+	var in []float32
+	e := make([]float32, h)
 	rows := n * 2
 	var sampling time.Duration
 	start := time.Now()
 	for g := 0; g < groups-1; g++ {
-		in := p.project(x, rows, cw)
+		in = p.project(in, x, rows, cw)
 		for i, s := range streams {
 			if t := s.req.Trace; t != nil {
 				f := len(t.CPInputs) - 1
 				t.CPInputs[f] = append(t.CPInputs[f], in[i*counts[i]*cw:(i+1)*counts[i]*cw]...)
 			}
 		}
-		out := run(p.dec, p.norm, caches, counts, in, p.lmHead[g], nil)
+		out := run(p.dec, p.norm, caches, counts, in, p.lmHead[g], nil, &bufs)
 		x = x[:0]
 		for i, s := range streams {
 			ts := time.Now()
@@ -63,14 +67,13 @@ func (m *Model) predictFrames(p *predictor, streams []*stream) ([][]float32, err
 			}
 			frames[i] = append(frames[i], tok.ID)
 			if check[i] != nil {
-				check[i] = append(check[i], out.logits[i])
+				check[i] = append(check[i], slices.Clone(out.logits[i]))
 			}
 			if t := s.req.Trace; t != nil {
 				f := len(t.CPInputs) - 1
 				t.CPLogits[f] = append(t.CPLogits[f], out.logits[i]...)
 				t.CPHidden[f] = append(t.CPHidden[f], out.last[i]...)
 			}
-			e := make([]float32, h)
 			model.Embed(e, p.embed[g], []int{tok.ID})
 			kernels.Add(sums[i], e)
 			x = append(x, e...)

@@ -229,9 +229,10 @@ func (m *Model) TextRows(ids []int) ([]float32, error) {
 		}
 	}
 	n, ht := len(ids), c.TextHidden
-	e := make([]float32, n*ht)
+	buf := model.GetScratch(2 * n * ht) // the embedding rows and fc1's
+	defer model.PutScratch(buf)
+	e, h := (*buf)[:n*ht], (*buf)[n*ht:]
 	model.Embed(e, m.textEmbed, ids)
-	h := make([]float32, n*ht)
 	linearBias(h, m.fc1, m.b1, e, n)
 	kernels.SiLU(h)
 	out := make([]float32, n*c.Talker.Hidden)

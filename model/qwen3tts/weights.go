@@ -113,14 +113,15 @@ func storeFor(typ tensor.Type, floatHeads bool) model.WeightStore {
 }
 
 // project applies small_to_mtp_projection (or the identity) to n rows
-// of talker width, giving rows of predictor width cw.
-func (p *predictor) project(x []float32, n, cw int) []float32 {
+// of talker width, giving rows of predictor width cw in dst's memory
+// when it has room.
+func (p *predictor) project(dst, x []float32, n, cw int) []float32 {
 	if p.proj == nil {
-		return append([]float32(nil), x...)
+		return append(dst[:0], x...)
 	}
-	out := make([]float32, n*cw)
-	linearBias(out, p.proj, p.projBias, x, n)
-	return out
+	dst = resize(dst, n*cw)
+	linearBias(dst, p.proj, p.projBias, x, n)
+	return dst
 }
 
 // quantStore converts each weight it is given to a weight-path type in

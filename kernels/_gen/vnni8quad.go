@@ -1,0 +1,313 @@
+package main
+
+import "fmt"
+
+// Q4_K on 32 rows (four groups: the pairs at SI and at BX = SI + 2*R10),
+// eight activation rows taken four at a time. The eight-row kernel of
+// vnni8.go spends a load on every VPDPBUSD (its activation broadcast), and
+// loads, not VPDPBUSD, bound it; here each broadcast activation feeds both
+// pairs' weights, so a step of four activation rows has 12 loads for 16
+// VPDPBUSD instead of 18 for 16. The two passes over the activation rows
+// (0-3, then 4-7) read the block's weights twice, the second time from L1.
+// Integer sums and float steps per row are q4k8z's (exact block sums, the
+// same float operations in the same order), so the bits are vec1's.
+//
+// Registers: Z0+i and Z8+i the sums of the low and high nibbles
+// (sub-blocks 2c and 2c+1) of chunk c for i = 2a+w (activation row a of
+// the pass, pair w), Z16+i the block's integer sums, Z24 0x0f bytes,
+// Z25/Z26 and Z27/Z28 the unpacked weights of pairs 0 and 1, Z29/Z30 the
+// broadcast activations. Stack: the counts of blocks, chunks and passes
+// left, the float sums' pointer of the pass, 4 and 8 activation rows'
+// bytes and ab, a 64-byte aligned address on the stack (Go aligns SP to
+// 8: a 64-byte access there spans two cache lines, and such accesses
+// measured costly), from which the int32 scales of sub-block j of pair w
+// at 128j+64w, the min pairs p at 1024+128p+64w and the float sums of row
+// r at 1536+128r+64w.
+func q4k8quad(a *asm) {
+	const bc, cc, hc, fp, x4, x8, ab = 0, 8, 16, 24, 32, 40, 48
+	const sc, mp, fs, size = 0, 1024, 1536, 2560
+	l := "q4kq8"
+	name := "q4kQuadVec8AVX512"
+	a.raw("// func %s%s", name, sig(8))
+	a.raw("TEXT ·%s(SB), 0, $%d-104", name, ab+8+64+size)
+	loadArgs(a, 8)
+	alignedStack(a, ab)
+	a.op("SHRQ $2, CX")
+	a.op("MOVQ blocks+64(FP), R10")
+	a.op("IMUL3Q $1152, R10, R10")
+	a.op("MOVQ R11, DX")
+	a.op("SHLQ $2, DX")
+	a.op("MOVQ DX, %d(SP)", x4)
+	a.op("SHLQ $1, DX")
+	a.op("MOVQ DX, %d(SP)", x8)
+	a.op("VMOVDQU64 v8k0f<>(SB), Z24")
+	a.label(l + "quad")
+	a.op("MOVQ x_base+72(FP), R12")
+	a.op("MOVQ blocks+64(FP), DX")
+	a.op("MOVQ DX, %d(SP)", bc)
+	a.op("IMUL3Q $256, DX, R13")
+	a.op("ADDQ R12, R13")
+	a.op("IMUL3Q $292, DX, AX")
+	a.op("ADDQ R12, AX")
+	a.op("LEAQ (SI)(R10*2), BX")
+	a.op("MOVQ %d(SP), DX", ab)
+	a.op("VPXORD Z0, Z0, Z0")
+	for i := 0; i < 16; i++ {
+		a.op("VMOVUPS Z0, %d(DX)", fs+64*i)
+	}
+	a.label(l + "block")
+	a.op("MOVQ %d(SP), DX", ab)
+	q4kScales8At(a, "SI", "DX", sc, mp, 128)
+	q4kScales8At(a, "BX", "DX", sc+64, mp+64, 128)
+	a.op("ADDQ $%d, DX", fs)
+	a.op("MOVQ DX, %d(SP)", fp)
+	a.op("MOVQ $2, %d(SP)", hc)
+	a.label(l + "half")
+	for i := 16; i < 24; i++ {
+		a.op("VPXORD %s, %s, %s", z(i), z(i), z(i))
+	}
+	a.op("MOVQ %d(SP), DX", ab)
+	if sc != 0 {
+		a.op("ADDQ $%d, DX", sc)
+	}
+	a.op("MOVQ $4, %d(SP)", cc)
+	a.label(l + "chunk")
+	q4kQuadChunk(a)
+	a.op("ADDQ $256, SI")
+	a.op("ADDQ $256, BX")
+	a.op("ADDQ $64, R12")
+	a.op("ADDQ $256, DX")
+	a.op("DECQ %d(SP)", cc)
+	a.op("JNZ %schunk", l)
+	q4kQuadFloat(a, mp, fp, ab)
+	// The next pass: the block's weights again, activation rows 4 on.
+	a.op("SUBQ $1024, SI")
+	a.op("SUBQ $1024, BX")
+	a.op("SUBQ $256, R12")
+	a.op("MOVQ %d(SP), DX", x4)
+	a.op("ADDQ DX, R12")
+	a.op("ADDQ DX, R13")
+	a.op("ADDQ DX, AX")
+	a.op("ADDQ $512, %d(SP)", fp)
+	a.op("DECQ %d(SP)", hc)
+	a.op("JNZ %shalf", l)
+	a.op("MOVQ %d(SP), DX", x8)
+	a.op("SUBQ DX, R12")
+	a.op("SUBQ DX, R13")
+	a.op("SUBQ DX, AX")
+	a.op("ADDQ $1152, SI")
+	a.op("ADDQ $1152, BX")
+	a.op("ADDQ $256, R12")
+	a.op("ADDQ $4, R13")
+	a.op("ADDQ $16, AX")
+	a.op("DECQ %d(SP)", bc)
+	a.op("JNZ %sblock", l)
+	a.op("LEAQ (DI)(R8*4), BX")
+	a.op("MOVQ %d(SP), DX", ab)
+	for r := 0; r < 8; r++ {
+		for w := 0; w < 2; w++ {
+			a.op("VMOVUPS %d(DX), Z0", fs+128*r+64*w)
+			a.op("VMOVUPS Z0, %d%s", 64*w, v8Outs[r])
+		}
+	}
+	// SI is one group on from the quad's first: on to the next quad.
+	a.op("ADDQ $128, DI")
+	a.op("LEAQ (SI)(R10*2), SI")
+	a.op("ADDQ R10, SI")
+	a.op("DECQ CX")
+	a.op("JNZ %squad", l)
+	a.op("VZEROUPPER")
+	a.op("RET")
+	a.raw("")
+}
+
+// q4kQuadChunk: chunk c (64 elements, sub-blocks 2c and 2c+1) of the
+// block for the pass's four activation rows, its sums times the scales
+// (DX: sub-block 2c's) added to the block's.
+func q4kQuadChunk(a *asm) {
+	for i := 0; i < 16; i++ {
+		a.op("VPXORD %s, %s, %s", z(i), z(i), z(i))
+	}
+	for k := 0; k < 8; k++ {
+		for w, base := range []string{"SI", "BX"} {
+			lo, hi := 25+2*w, 26+2*w
+			pairLoadAt(a, base, 128+32*k, lo)
+			a.op("VPSRLW $4, %s, %s", z(lo), z(hi))
+			a.op("VPANDD Z24, %s, %s", z(lo), z(lo))
+			a.op("VPANDD Z24, %s, %s", z(hi), z(hi))
+		}
+		for r := 0; r < 4; r++ {
+			a.op("VPBROADCASTD %s, Z29", act(4*k, "R12", r))
+			a.op("VPDPBUSD Z29, Z25, %s", z(2*r))
+			a.op("VPDPBUSD Z29, Z27, %s", z(2*r+1))
+			a.op("VPBROADCASTD %s, Z30", act(32+4*k, "R12", r))
+			a.op("VPDPBUSD Z30, Z26, %s", z(8+2*r))
+			a.op("VPDPBUSD Z30, Z28, %s", z(8+2*r+1))
+		}
+	}
+	// Each scale vector is loaded once for its four rows (a 64-byte
+	// memory operand per VPMULLD measured slower).
+	for h := 0; h < 2; h++ {
+		for w := 0; w < 2; w++ {
+			a.op("VMOVDQU64 %d(DX), Z31", 128*h+64*w)
+			for r := 0; r < 4; r++ {
+				i := 2*r + w
+				a.op("VPMULLD Z31, %s, %s", z(8*h+i), z(8*h+i))
+				a.op("VPADDD %s, %s, %s", z(8*h+i), z(16+i), z(16+i))
+			}
+		}
+	}
+}
+
+// q4kQuadFloat ends the pass over a block: the mins' sums M (min pairs
+// at mp from the address in ab(SP)) and F(r) += (d*yd)*float(I(r)) -
+// (dmin*yd)*float(M(r)) for the pass's four activation rows and both
+// pairs, as q4k8z (float sums at the pointer in fp(SP); SI and BX are
+// 1024 bytes on, past the chunks).
+func q4kQuadFloat(a *asm, mp, fp, ab int) {
+	a.op("MOVQ %d(SP), DX", ab)
+	for p := 0; p < 4; p++ {
+		for w := 0; w < 2; w++ {
+			a.op("VMOVDQU64 %d(DX), %s", mp+128*p+64*w, z(8+2*p+w))
+		}
+	}
+	for r := 0; r < 4; r++ {
+		for w := 0; w < 2; w++ {
+			i := 2*r + w
+			a.op("VPXORD %s, %s, %s", z(i), z(i), z(i))
+			for p := 0; p < 4; p++ {
+				a.op("VPDPWSSD.BCST %s, %s, %s", act(4*p, "AX", r), z(8+2*p+w), z(i))
+			}
+		}
+	}
+	for w, base := range []string{"SI", "BX"} {
+		pairLoad16At(a, base, -1024, 25+2*w)
+		a.op("VCVTPH2PS %s, %s", y(25+2*w), z(25+2*w))
+		pairLoad16At(a, base, -1008, 26+2*w)
+		a.op("VCVTPH2PS %s, %s", y(26+2*w), z(26+2*w))
+	}
+	a.op("MOVQ %d(SP), DX", fp)
+	for r := 0; r < 4; r++ {
+		a.op("VBROADCASTSS %s, Z31", act(0, "R13", r))
+		for w := 0; w < 2; w++ {
+			i, t := 2*r+w, z(29+w)
+			a.op("VMOVUPS %d(DX), %s", 128*r+64*w, z(8+i))
+			a.op("VMULPS Z31, %s, %s", z(25+2*w), t)
+			a.op("VCVTDQ2PS %s, %s", z(16+i), z(16+i))
+			a.op("VFMADD231PS %s, %s, %s", z(16+i), t, z(8+i))
+			a.op("VMULPS Z31, %s, %s", z(26+2*w), t)
+			a.op("VCVTDQ2PS %s, %s", z(i), z(i))
+			a.op("VFNMADD231PS %s, %s, %s", z(i), t, z(8+i))
+			a.op("VMOVUPS %s, %d(DX)", z(8+i), 128*r+64*w)
+		}
+	}
+}
+
+// Q4_0 on 32 rows (four groups: the pairs at SI and at BX = SI + 2*R10),
+// eight activation rows in two passes of four over all the blocks (q8a
+// activations: quants at x, d at x+64nb, -8*sum at x+68nb), for the same
+// reason as q4k8quad: a broadcast activation feeds both pairs (12 loads per
+// 16 VPDPBUSD instead of 18). Integer sums and float steps per row are
+// q8z8's, so the bits are vec1's. Registers: Z0+i the block's integer sum
+// and Z8+i the float sum of activation row a of the pass and pair w (i =
+// 2a+w), Z23 0x0f bytes, Z24/Z25 and Z26/Z27 the unpacked weights of pairs
+// 0 and 1, Z28/Z29 the broadcast activations, Z30/Z31 the weights' d.
+func q40quad(a *asm) {
+	l := "q40q8"
+	name := "q4_0QuadVec8AVX512"
+	a.raw("// func %s%s", name, sig(8))
+	a.raw("TEXT ·%s(SB), NOSPLIT, $0-104", name)
+	loadArgs(a, 8)
+	a.op("SHRQ $2, CX")
+	a.op("MOVQ blocks+64(FP), R10")
+	a.op("IMUL3Q $144, R10, R10")
+	a.op("VMOVDQU64 v8k0f<>(SB), Z23")
+	a.label(l + "quad")
+	a.op("LEAQ (SI)(R10*2), BX")
+	a.op("MOVQ x_base+72(FP), R12")
+	for h := 0; h < 2; h++ {
+		if h == 1 {
+			// Rows 4-7: the same weights again (SI and BX are a group on).
+			a.op("SUBQ R10, SI")
+			a.op("SUBQ R10, BX")
+			a.op("MOVQ x_base+72(FP), R12")
+			a.op("LEAQ (R12)(R11*4), R12")
+		}
+		a.op("MOVQ blocks+64(FP), DX")
+		a.op("IMUL3Q $64, DX, R13")
+		a.op("ADDQ R12, R13")
+		a.op("IMUL3Q $68, DX, AX")
+		a.op("ADDQ R12, AX")
+		for i := 8; i < 16; i++ {
+			a.op("VPXORD %s, %s, %s", z(i), z(i), z(i))
+		}
+		a.label(fmt.Sprintf("%sblock%d", l, h))
+		q40QuadBlock(a)
+		a.op("DECQ DX")
+		a.op("JNZ %sblock%d", l, h)
+		// Store rows 4h..4h+3.
+		if h == 0 {
+			a.op("MOVQ DI, DX")
+		} else {
+			a.op("LEAQ (DI)(R8*4), DX")
+		}
+		outs := []string{"(DX)", "(DX)(R8*1)", "(DX)(R8*2)", "(DX)(R9*1)"}
+		for r := 0; r < 4; r++ {
+			for w := 0; w < 2; w++ {
+				a.op("VMOVUPS %s, %d%s", z(8+2*r+w), 64*w, outs[r])
+			}
+		}
+	}
+	// SI is one group on from the quad's first: on to the next quad.
+	a.op("ADDQ $128, DI")
+	a.op("LEAQ (SI)(R10*2), SI")
+	a.op("ADDQ R10, SI")
+	a.op("DECQ CX")
+	a.op("JNZ %squad", l)
+	a.op("VZEROUPPER")
+	a.op("RET")
+	a.raw("")
+}
+
+// q40QuadBlock: one block of the pass's four activation rows and both
+// pairs, F += (dw*dx)*float(I) as q8z8; SI, BX, R12, R13 and AX move on.
+func q40QuadBlock(a *asm) {
+	for r := 0; r < 4; r++ {
+		a.op("VPBROADCASTD %s, %s", act(0, "AX", r), z(2*r))
+		a.op("VMOVDQA64 %s, %s", z(2*r), z(2*r+1))
+	}
+	for k := 0; k < 4; k++ {
+		for w, base := range []string{"SI", "BX"} {
+			lo, hi := 24+2*w, 25+2*w
+			pairLoadAt(a, base, 32*k, lo)
+			a.op("VPSRLW $4, %s, %s", z(lo), z(hi))
+			a.op("VPANDD Z23, %s, %s", z(lo), z(lo))
+			a.op("VPANDD Z23, %s, %s", z(hi), z(hi))
+		}
+		for r := 0; r < 4; r++ {
+			a.op("VPBROADCASTD %s, Z28", act(4*k, "R12", r))
+			a.op("VPDPBUSD Z28, Z24, %s", z(2*r))
+			a.op("VPDPBUSD Z28, Z26, %s", z(2*r+1))
+			a.op("VPBROADCASTD %s, Z29", act(16+4*k, "R12", r))
+			a.op("VPDPBUSD Z29, Z25, %s", z(2*r))
+			a.op("VPDPBUSD Z29, Z27, %s", z(2*r+1))
+		}
+	}
+	pairLoad16At(a, "SI", 128, 30)
+	a.op("VCVTPH2PS Y30, Z30")
+	pairLoad16At(a, "BX", 128, 31)
+	a.op("VCVTPH2PS Y31, Z31")
+	for r := 0; r < 4; r++ {
+		for w := 0; w < 2; w++ {
+			i, t := 2*r+w, z(28+w)
+			a.op("VCVTDQ2PS %s, %s", z(i), z(i))
+			a.op("VMULPS.BCST %s, %s, %s", act(0, "R13", r), z(30+w), t)
+			a.op("VFMADD231PS %s, %s, %s", z(i), t, z(8+i))
+		}
+	}
+	a.op("ADDQ $144, SI")
+	a.op("ADDQ $144, BX")
+	a.op("ADDQ $32, R12")
+	a.op("ADDQ $4, R13")
+	a.op("ADDQ $4, AX")
+}
