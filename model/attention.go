@@ -152,9 +152,10 @@ func (a *Attention) Attend(b *Batch, li, window int, q, k, v, out []float32) {
 	a.attendStep(b, li, window, q, k, v, out, false)
 }
 
-// AttendAppend is Attend followed by AppendKV, storing the rows Attend
-// has already rounded to halves or quantized to q8_0 rather than
-// converting them a second time.
+// AttendAppend is Attend followed by appending the step's keys and
+// values to each row's cache, storing the rows Attend has already
+// rounded to halves or quantized to q8_0 rather than converting them a
+// second time.
 func (a *Attention) AttendAppend(b *Batch, li, window int, q, k, v, out []float32) {
 	a.attendStep(b, li, window, q, k, v, out, true)
 }

@@ -134,12 +134,5 @@ func GatedFFN(x, h, gate, up []float32, n int, norm []float32, eps float32,
 // actsPool keeps the quantized activations' buffers between calls.
 var actsPool = sync.Pool{New: func() any { return new(kernels.QuantizedActs) }}
 
-// AppendKV stores this step's keys and values in each row's cache.
-func AppendKV(b *Batch, li int, k, v []float32, kvd int) {
-	for t := range b.Tokens {
-		b.Cache[t].Layers[li].Append(k[t*kvd:(t+1)*kvd], v[t*kvd:(t+1)*kvd])
-	}
-}
-
 // InvSqrt is 1/sqrt(n) rounded once to float32.
 func InvSqrt(n int) float32 { return float32(1 / math.Sqrt(float64(n))) }
