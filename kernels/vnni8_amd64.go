@@ -20,18 +20,19 @@ import "github.com/siskin-ml/siskin/tensor"
 func withVec8AVX512(m map[tensor.Type]*matKernel) {
 	// pad: the last rows of a batch (decode streams) run padded to eight
 	// from this many on; fewer measured faster four and one at a time
-	// (BenchmarkPaddedBatch: padded 0.78-0.90x at 5 rows, 0.85-0.88x
-	// at 6 for the K-quants, 1.12-1.16x at 6 for Q4_0/Q8_0, 1.1-1.36x
-	// at 7).
+	// (BenchmarkPaddedBatch, unpadded/padded, after the eight-row kernels'
+	// prefetch: at 5 rows Q4_K 0.83-0.91, Q6_K 0.97-1.02, Q4_0
+	// 0.93-0.94, Q8_0 1.06-1.09; at 6 1.06-1.15, 1.24-1.28, 1.18-1.20,
+	// 1.31-1.40; at 7 1.25-1.9).
 	for _, k := range []struct {
 		typ         tensor.Type
 		gb, xb, pad int
 		f8, f8q     packVec4Asm
 	}{
-		{tensor.Q4_K, 8 * 144, 308, 7, q4kPackVec8AVX512, q4kQuadVec8AVX512},
-		{tensor.Q6_K, 8 * 210, 308, 7, q6kPackVec8AVX512, nil},
+		{tensor.Q4_K, 8 * 144, 308, 6, q4kPackVec8AVX512, q4kQuadVec8AVX512},
+		{tensor.Q6_K, 8 * 210, 308, 6, q6kPackVec8AVX512, nil},
 		{tensor.Q4_0, 8 * 18, 72, 6, q4_0PackVec8AVX512, q4_0QuadVec8AVX512},
-		{tensor.Q8_0, 8 * 34, 72, 6, q8_0PackVec8AVX512, nil},
+		{tensor.Q8_0, 8 * 34, 72, 5, q8_0PackVec8AVX512, nil},
 	} {
 		pk := pairedPacked8(m[k.typ].packed, k.gb, k.xb, k.f8, k.f8q)
 		pk.pad8 = k.pad

@@ -186,7 +186,17 @@ func q8z8(a *asm, four bool) {
 			}
 		}
 	} else {
+		// Steps 0-4 prefetch the block eight on (272 bytes: five
+		// lines) of both groups. Against no prefetch, alternated in
+		// one run (one thread, 256 MiB, thread CPU time, Zen 5, 2
+		// vCPUs under load 1.5-3): from memory 1.54-1.71x (one, two,
+		// four, twelve, sixteen and 24 on: 1.17x, 1.30x, 1.51-1.53x,
+		// 1.67-1.70x, 1.59-1.60x, 1.46x), on an L2 tile 0.98-1.02x.
 		for k := 0; k < 8; k++ {
+			if k < 5 {
+				a.op("PREFETCHT0 %d(SI)", 8*gb+64*k)
+				a.op("PREFETCHT0 %d(SI)(R10*1)", 8*gb+64*k)
+			}
 			w := 24 + k%2
 			pairLoad(a, 32*k, w)
 			a.op("VPXORD Z26, %s, %s", z(w), z(w))
@@ -369,7 +379,6 @@ func q6k8z(a *asm) {
 	alignedStack(a, ab)
 	v8ZeroAt(a, fs, "DX")
 	a.label(l + "block")
-	v8PrefetchNext(a, 1680)
 	a.op("MOVQ %d(SP), DX", ab)
 	for p := 0; p < 8; p++ {
 		n, t := p/4, p%4
@@ -435,19 +444,31 @@ func q6k8z(a *asm) {
 	v8EpilogueAt(a, l, -1, fs, "DX")
 }
 
-// v8PrefetchNext prefetches every cache line of the next block (gb bytes
-// on) of both groups of the pair. With weights streamed from memory (a
-// batch of decode rows reads each weight once per step) the Q6_K kernel
-// ran at about a third of its L2 rate without it, and 1.5-1.65x faster
-// with it (one thread, 256 MiB of weights, thread CPU time, Zen 5); the
-// hardware prefetchers apparently miss its order (a block's scales, at
-// its end, are read first). On an L2-resident tile (prefill) it costs
-// about 1%. Every line counts: every other line gained nothing. The last
-// block's prefetch reaches into the next pair's first group, read next.
-func v8PrefetchNext(a *asm, gb int) {
-	for off := gb; off < 2*gb; off += 64 {
-		a.op("PREFETCHT0 %d(SI)", off)
-		a.op("PREFETCHT0 %d(SI)(R10*1)", off)
+// q6kPrefetch: the prefetches of step k (0-3) of pass pass of half n of
+// the Q6_K block in half h (SI 128h on): every cache line of the next
+// block (1680 bytes on) of both groups, two or so per step, half 0 the
+// lines at 256i and 256i+64 of it, half 1 (SI 128 on) the others. With
+// weights streamed from memory (a batch of decode rows reads each weight
+// once per step) the kernel ran at about a third of its L2 rate without
+// a prefetch, 1.5-1.65x faster with all the next block's lines in a
+// burst at the block's start (the hardware prefetchers apparently miss
+// its order: a block's scales, at its end, are read first; every other
+// line gained nothing), and these interleaved ones gained 1.12-1.14x more
+// from memory and 1.007-1.028x on an L2 tile (prefill), alternated with
+// the burst in one run (one thread, 256 MiB, thread CPU time, Zen 5, 2
+// vCPUs, load 1-2.6); the burst two, three and four blocks on measured
+// 0.91x, 0.82x and 0.80x of it. The last block's prefetch reaches into
+// the next pair's first group, read next.
+func q6kPrefetch(a *asm, n, pass, k int) {
+	const lines = 28 // two sets of 14, at 1680 + 256(j/2) + 64(j%2)
+	st := (2*n+pass)*4 + k
+	for j := st * lines / 16; j < (st+1)*lines/16; j++ {
+		off := 1680 + 256*(j/4) + 64*(j/2%2)
+		if j%2 == 0 {
+			a.op("PREFETCHT0 %d(SI)", off)
+		} else {
+			a.op("PREFETCHT0 %d(SI)(R10*1)", off)
+		}
 	}
 }
 
@@ -460,6 +481,7 @@ func q6kPass8(a *asm, n, pass int) {
 	}
 	lo, hi := pass, pass+2 // the types from the low and high nibbles
 	for k := 0; k < 4; k++ {
+		q6kPrefetch(a, n, pass, k)
 		pairLoad(a, 512*n+256*pass+32*k, 24)
 		pairLoad(a, 1024+256*n+32*k, 25)
 		// 0xF8: dst | (src2 & src3).

@@ -23,6 +23,22 @@ import "fmt"
 // measured costly), from which the int32 scales of sub-block j of pair w
 // at 128j+64w, the min pairs p at 1024+128p+64w and the float sums of row
 // r at 1536+128r+64w.
+//
+// Weights streamed from memory (a batch of decode rows reads each weight
+// once per step) ran at about half the L2 rate; the kernel prefetches the
+// next block of all four groups while in pass 0 of a block, about two
+// lines per step k of a chunk (chunk c: bytes 256c to 256c+255 of the
+// next block; the last two lines of it, past the chunks, at the block's
+// start), in a copy of the chunk loop that pass 0 runs (pass 1 reads the
+// block from L1). Against the kernel without it, alternated in one run
+// (one thread, 256 MiB, thread CPU time, Zen 5, 2 vCPUs under load 3-6):
+// from memory 1.29-1.30x, on an L2 tile (prefill) 0.994-1.003x. The last
+// block's prefetch reaches past the quad: harmless. Measured in earlier
+// runs against variants (BenchmarkPackedStream8's setup): all of the block's lines in a
+// burst at its start (1.11-1.14x, L2 -2.5%), the same with PREFETCHNTA
+// (1.11-1.13x), two blocks on (1.05-1.07x), every other line (1.0x),
+// the chunk's lines in a burst at the chunk's start (1.28-1.35x, L2
+// -1-3.5%), interleaved PREFETCHNTA (1.31x, L2 -1.3-1.9%).
 func q4k8quad(a *asm) {
 	const bc, cc, hc, fp, x4, x8, ab = 0, 8, 16, 24, 32, 40, 48
 	const sc, mp, fs, size = 0, 1024, 1536, 2560
@@ -56,6 +72,9 @@ func q4k8quad(a *asm) {
 		a.op("VMOVUPS Z0, %d(DX)", fs+64*i)
 	}
 	a.label(l + "block")
+	for off := 1152 + 1024; off < 2*1152; off += 64 {
+		quadPrefetchLine(a, off)
+	}
 	a.op("MOVQ %d(SP), DX", ab)
 	q4kScales8At(a, "SI", "DX", sc, mp, 128)
 	q4kScales8At(a, "BX", "DX", sc+64, mp+64, 128)
@@ -71,14 +90,16 @@ func q4k8quad(a *asm) {
 		a.op("ADDQ $%d, DX", sc)
 	}
 	a.op("MOVQ $4, %d(SP)", cc)
+	a.op("CMPQ %d(SP), $2", hc)
+	a.op("JNE %schunk", l)
+	a.label(l + "chunkpf")
+	q4kQuadChunk(a, true)
+	q4kQuadChunkNext(a, l+"chunkpf", cc)
+	a.op("JMP %schunkend", l)
 	a.label(l + "chunk")
-	q4kQuadChunk(a)
-	a.op("ADDQ $256, SI")
-	a.op("ADDQ $256, BX")
-	a.op("ADDQ $64, R12")
-	a.op("ADDQ $256, DX")
-	a.op("DECQ %d(SP)", cc)
-	a.op("JNZ %schunk", l)
+	q4kQuadChunk(a, false)
+	q4kQuadChunkNext(a, l+"chunk", cc)
+	a.label(l + "chunkend")
 	q4kQuadFloat(a, mp, fp, ab)
 	// The next pass: the block's weights again, activation rows 4 on.
 	a.op("SUBQ $1024, SI")
@@ -123,12 +144,25 @@ func q4k8quad(a *asm) {
 
 // q4kQuadChunk: chunk c (64 elements, sub-blocks 2c and 2c+1) of the
 // block for the pass's four activation rows, its sums times the scales
-// (DX: sub-block 2c's) added to the block's.
-func q4kQuadChunk(a *asm) {
+// (DX: sub-block 2c's) added to the block's; if prefetch, with
+// q4k8quad's prefetch of the next block.
+func q4kQuadChunk(a *asm, prefetch bool) {
 	for i := 0; i < 16; i++ {
 		a.op("VPXORD %s, %s, %s", z(i), z(i), z(i))
 	}
 	for k := 0; k < 8; k++ {
+		if prefetch {
+			// Line k/2 of the chunk's part of the next block, two of
+			// the four groups per step.
+			off := 1152 + 64*(k/2)
+			if k%2 == 0 {
+				a.op("PREFETCHT0 %d(SI)", off)
+				a.op("PREFETCHT0 %d(SI)(R10*1)", off)
+			} else {
+				a.op("PREFETCHT0 %d(BX)", off)
+				a.op("PREFETCHT0 %d(BX)(R10*1)", off)
+			}
+		}
 		for w, base := range []string{"SI", "BX"} {
 			lo, hi := 25+2*w, 26+2*w
 			pairLoadAt(a, base, 128+32*k, lo)
@@ -156,6 +190,26 @@ func q4kQuadChunk(a *asm) {
 				a.op("VPADDD %s, %s, %s", z(8*h+i), z(16+i), z(16+i))
 			}
 		}
+	}
+}
+
+// q4kQuadChunkNext moves on to the next chunk, looping to label while
+// chunks are left (their count at cc(SP)).
+func q4kQuadChunkNext(a *asm, label string, cc int) {
+	a.op("ADDQ $256, SI")
+	a.op("ADDQ $256, BX")
+	a.op("ADDQ $64, R12")
+	a.op("ADDQ $256, DX")
+	a.op("DECQ %d(SP)", cc)
+	a.op("JNZ %s", label)
+}
+
+// quadPrefetchLine prefetches the line off bytes on of all four groups
+// (the pairs at SI and BX).
+func quadPrefetchLine(a *asm, off int) {
+	for _, base := range []string{"SI", "BX"} {
+		a.op("PREFETCHT0 %d(%s)", off, base)
+		a.op("PREFETCHT0 %d(%s)(R10*1)", off, base)
 	}
 }
 
@@ -212,6 +266,14 @@ func q4kQuadFloat(a *asm, mp, fp, ab int) {
 // and Z8+i the float sum of activation row a of the pass and pair w (i =
 // 2a+w), Z23 0x0f bytes, Z24/Z25 and Z26/Z27 the unpacked weights of pairs
 // 0 and 1, Z28/Z29 the broadcast activations, Z30/Z31 the weights' d.
+//
+// Pass 0 prefetches the block eight on (1152 bytes) of all four groups
+// (pass 1 reads them again from L2). Against the kernel without it,
+// alternated in one run (one thread, 256 MiB, thread CPU time, Zen 5, 2
+// vCPUs under load 3-6): from memory 1.37-1.38x, on an L2 tile
+// 0.984-1.011x. Variants measured in earlier runs: two and four blocks on
+// (1.17-1.26x, 1.17-1.31x), sixteen (1.25-1.33x, L2 to -3%),
+// PREFETCHNTA four and eight on (1.21-1.25x, 1.31x).
 func q40quad(a *asm) {
 	l := "q40q8"
 	name := "q4_0QuadVec8AVX512"
@@ -242,6 +304,11 @@ func q40quad(a *asm) {
 			a.op("VPXORD %s, %s, %s", z(i), z(i), z(i))
 		}
 		a.label(fmt.Sprintf("%sblock%d", l, h))
+		if h == 0 {
+			for off := 8 * 144; off < 9*144; off += 64 {
+				quadPrefetchLine(a, off)
+			}
+		}
 		q40QuadBlock(a)
 		a.op("DECQ DX")
 		a.op("JNZ %sblock%d", l, h)
