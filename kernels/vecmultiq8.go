@@ -61,16 +61,22 @@ func checkQ8Rows(what string, n, width, have, stride int) {
 	checkRows(what, n, Q8RowBytes(width), have, stride)
 }
 
+// checkDotRowsQ8 panics unless the queries, outputs and q8_0 keys of a
+// DotRowsMultiQ8 call fit their shapes; it reports whether there is work.
+func checkDotRowsQ8(out []float32, ostride int, q []float32, qstride, m, width int, k []byte, kstride, n int) bool {
+	checkRows("DotRowsMultiQ8 (queries)", m, width, len(q), qstride)
+	checkRows("DotRowsMultiQ8 (outputs)", m, n, len(out), ostride)
+	checkQ8Rows("DotRowsMultiQ8 (keys)", n, width, len(k), kstride)
+	return m > 0 && n > 0 && width > 0
+}
+
 // DotRowsMultiNextQ8 is DotRowsMultiNext with keys (and the prefetched
 // rows next) stored as q8_0 rows kstride bytes apart: bit-identical to
 // DotRowsMulti on the dequantized keys, except on a tier whose
 // Q8DotQuantizesQuery (there a row's scores still do not depend on the
 // other rows or keys computed with it). width is a multiple of 32.
 func DotRowsMultiNextQ8(out []float32, ostride int, q []float32, qstride, m, width int, k []byte, kstride, n int, scale float32, next []byte) {
-	checkRows("DotRowsMultiQ8 (queries)", m, width, len(q), qstride)
-	checkRows("DotRowsMultiQ8 (outputs)", m, n, len(out), ostride)
-	checkQ8Rows("DotRowsMultiQ8 (keys)", n, width, len(k), kstride)
-	if m == 0 || n == 0 || width == 0 {
+	if !checkDotRowsQ8(out, ostride, q, qstride, m, width, k, kstride, n) {
 		return
 	}
 	if len(next) == 0 {
@@ -235,10 +241,7 @@ func DotRowsMultiNextQ8Query(out []float32, ostride int, all []float32, x *Q8Que
 	if off%32 != 0 || qstride%32 != 0 || len(x.b) != len(all)/32*q8QueryBytes {
 		panic(fmt.Sprintf("kernels: DotRowsMultiNextQ8Query at %d, stride %d, of a query not prepared from these %d values", off, qstride, len(all)))
 	}
-	checkRows("DotRowsMultiQ8 (queries)", m, width, len(q), qstride)
-	checkRows("DotRowsMultiQ8 (outputs)", m, n, len(out), ostride)
-	checkQ8Rows("DotRowsMultiQ8 (keys)", n, width, len(k), kstride)
-	if m == 0 || n == 0 || width == 0 {
+	if !checkDotRowsQ8(out, ostride, q, qstride, m, width, k, kstride, n) {
 		return
 	}
 	if len(next) == 0 {
