@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/siskin-ml/siskin/internal/cputime"
 	"github.com/siskin-ml/siskin/kernels"
 	"github.com/siskin-ml/siskin/model"
 	"github.com/siskin-ml/siskin/model/load"
@@ -153,18 +154,18 @@ func BenchmarkBatchedStep(b *testing.B) {
 	times := make([][]float64, len(sizes)+1)
 	for b.Loop() {
 		for j, n := range sizes {
-			t0 := threadCPU()
+			t0 := cputime.Thread()
 			if _, err := m.ForwardBatch(seqs[:n]); err != nil {
 				b.Fatal(err)
 			}
-			times[j] = append(times[j], (threadCPU()-t0).Seconds()*1e3)
+			times[j] = append(times[j], (cputime.Thread()-t0).Seconds()*1e3)
 		}
 		c := m.NewCache()
-		t0 := threadCPU()
+		t0 := cputime.Thread()
 		if _, err := m.ForwardBatch([]model.Seq{{Cache: c, Tokens: prompt(64, 3)}}); err != nil {
 			b.Fatal(err)
 		}
-		times[len(sizes)] = append(times[len(sizes)], (threadCPU()-t0).Seconds()*1e3/8)
+		times[len(sizes)] = append(times[len(sizes)], (cputime.Thread()-t0).Seconds()*1e3/8)
 	}
 	t1 := medianOf(times[0])
 	b.ReportMetric(t1, "ms-1")

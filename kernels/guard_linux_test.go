@@ -3,8 +3,8 @@ package kernels_test
 import (
 	"syscall"
 	"testing"
-	"time"
-	"unsafe"
+
+	"github.com/siskin-ml/siskin/internal/cputime"
 )
 
 // guarded returns n bytes that end exactly where an inaccessible page
@@ -23,12 +23,5 @@ func guarded(t testing.TB, n int) []byte {
 	return mem[size-n : size : size]
 }
 
-// threadCPU returns the CPU time consumed by the calling OS thread (lock
-// the goroutine to it): a timer that a busy shared machine disturbs far
-// less than wall time.
-func threadCPU() time.Duration {
-	var ts syscall.Timespec
-	const clockThreadCPUTime = 3
-	syscall.Syscall(syscall.SYS_CLOCK_GETTIME, clockThreadCPUTime, uintptr(unsafe.Pointer(&ts)), 0)
-	return time.Duration(ts.Nano())
-}
+// threadCPU is the calling OS thread's CPU time.
+var threadCPU = cputime.Thread

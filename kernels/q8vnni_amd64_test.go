@@ -11,8 +11,8 @@ import (
 	"runtime"
 	"syscall"
 	"testing"
-	"unsafe"
 
+	"github.com/siskin-ml/siskin/internal/cputime"
 	"github.com/siskin-ml/siskin/tensor"
 )
 
@@ -200,9 +200,4 @@ func BenchmarkQ8_0Vec1(b *testing.B) {
 }
 
 // threadCPUTime is the calling OS thread's CPU time in seconds.
-func threadCPUTime() float64 {
-	var ts syscall.Timespec
-	const clockThreadCPUTime = 3
-	syscall.Syscall(syscall.SYS_CLOCK_GETTIME, clockThreadCPUTime, uintptr(unsafe.Pointer(&ts)), 0)
-	return float64(ts.Sec) + float64(ts.Nsec)/1e9
-}
+func threadCPUTime() float64 { return cputime.Thread().Seconds() }

@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/siskin-ml/siskin/internal/cputime"
 	"github.com/siskin-ml/siskin/tensor"
 )
 
@@ -54,12 +55,12 @@ func BenchmarkPackedStream8(b *testing.B) {
 			for b.Loop() {
 				for i, p := range ps {
 					ostride := p.groups * packRows
-					c0 := streamThreadCPU()
+					c0 := cputime.Thread()
 					for range p.reps {
 						k.packed.vec8(p.out, ostride, p.w, p.groups, p.blocks, xq, xs)
 					}
 					macs := float64(p.reps) * float64(ostride) * cols * 8
-					rate[i] = append(rate[i], macs/(streamThreadCPU()-c0).Seconds()/1e9)
+					rate[i] = append(rate[i], macs/(cputime.Thread()-c0).Seconds()/1e9)
 				}
 				ratio = append(ratio, rate[0][len(rate[0])-1]/rate[1][len(rate[1])-1])
 			}

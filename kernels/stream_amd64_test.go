@@ -10,11 +10,11 @@ import (
 	"slices"
 	"sort"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 	"unsafe"
 
+	"github.com/siskin-ml/siskin/internal/cputime"
 	"github.com/siskin-ml/siskin/tensor"
 )
 
@@ -154,20 +154,13 @@ func splitPairs(threads, groups int, f func(g0, g1 int)) time.Duration {
 		wg.Go(func() {
 			runtime.LockOSThread()
 			defer runtime.UnlockOSThread()
-			c0 := streamThreadCPU()
+			c0 := cputime.Thread()
 			f(g0, g1)
-			cpu[t] = streamThreadCPU() - c0
+			cpu[t] = cputime.Thread() - c0
 		})
 	}
 	wg.Wait()
 	return slices.Max(cpu)
-}
-
-func streamThreadCPU() time.Duration {
-	var ts syscall.Timespec
-	const clockThreadCPUTime = 3
-	syscall.Syscall(syscall.SYS_CLOCK_GETTIME, clockThreadCPUTime, uintptr(unsafe.Pointer(&ts)), 0)
-	return time.Duration(ts.Nano())
 }
 
 var streamSink [16]uint64

@@ -3,22 +3,12 @@ package codec
 import (
 	"math/rand/v2"
 	"runtime"
-	"syscall"
 	"testing"
 	"time"
-	"unsafe"
 
+	"github.com/siskin-ml/siskin/internal/cputime"
 	"github.com/siskin-ml/siskin/kernels"
 )
-
-// threadCPU is the CPU time of the calling OS thread (lock the goroutine
-// to it): a timer a loaded machine disturbs far less than wall time.
-func threadCPU() time.Duration {
-	var ts syscall.Timespec
-	const clockThreadCPUTime = 3
-	syscall.Syscall(syscall.SYS_CLOCK_GETTIME, clockThreadCPUTime, uintptr(unsafe.Pointer(&ts)), 0)
-	return time.Duration(ts.Nano())
-}
 
 // BenchmarkRealDecodeCPU: BenchmarkRealDecode on one thread, the decode
 // and the register-only FMA loop alternated and both timed in thread CPU
@@ -40,13 +30,13 @@ func BenchmarkRealDecodeCPU(b *testing.B) {
 	var codecCPU, peakCPU time.Duration
 	var peakFlops float64
 	for b.Loop() {
-		t0 := threadCPU()
+		t0 := cputime.Thread()
 		if _, err := d.Decode(codes); err != nil {
 			b.Fatal(err)
 		}
-		t1 := threadCPU()
+		t1 := cputime.Thread()
 		peakFlops += kernels.FMAPeak(1<<22, 1)
-		t2 := threadCPU()
+		t2 := cputime.Thread()
 		codecCPU += t1 - t0
 		peakCPU += t2 - t1
 	}
