@@ -36,7 +36,12 @@ func MeasureFMAPeak(threads, runs int) Peak {
 	kernels.SetThreads(max(threads, 1))
 	defer kernels.SetThreads(prev)
 	if kernels.FMAPeak(1, 1) > 0 {
-		return measure(runs, func() float64 { return kernels.FMAPeak(1<<14, kernels.Threads()) })
+		// Each call starts its threads anew, so it must last long enough
+		// (about 5 ms at 2 FMAs a cycle) for their start to be noise: at
+		// 2^14 iterations (40 us) the second thread often began when the
+		// first was done, and the peak read a half to two thirds of the
+		// loop's rate on 2 vCPUs.
+		return measure(runs, func() float64 { return kernels.FMAPeak(1<<21, kernels.Threads()) })
 	}
 	data := make([]byte, 4*peakRows*peakCols)
 	for i := 0; i < len(data); i += 4 {

@@ -24,6 +24,9 @@ type TTSOptions struct {
 	// Streams is how many utterances run together (batched talker and
 	// predictor steps, one codec stream each); 0 means 1.
 	Streams int
+	// CodecChunk is the frames each codec push after an utterance's first
+	// frame waits for (serve's engine.DefaultLaterChunk); 0 means 1.
+	CodecChunk int
 	// AlternateReference times the float32 reference predictor too
 	// (loaded with qwen3tts.Options.ParityCheck), alternating with the
 	// model's own repetition by repetition.
@@ -187,23 +190,29 @@ func defaultInt64(v, d int64) int64 {
 }
 
 // ttsOnce generates opt.Streams utterances of at most frames frames
-// together, pushing each frame through its stream's codec as it comes;
-// ref runs the float32 reference predictor.
+// together, pushing their frames through each one's codec stream as they
+// come (see codecSink); ref runs the float32 reference predictor.
 func ttsOnce(m *qwen3tts.Model, dec *codec.Decoder, opt TTSOptions, frames int, seed uint64, ref bool) (ttsRun, error) {
 	var r ttsRun
 	reqs := make([]*qwen3tts.Request, opt.Streams)
 	stats := make([]qwen3tts.Stats, opt.Streams)
+	flush := make([]func() error, opt.Streams)
 	start := time.Now()
 	for i := range reqs {
 		req := m.Cfg.NewRequest(opt.IDs, opt.Voice)
 		req.MaxFrames, req.IgnoreEOS, req.Seed, req.Seeded = frames, opt.IgnoreEOS, seed+uint64(i)<<32, true
 		req.Stats, req.ReferencePredictor = &stats[i], ref
-		req.OnFrame = codecSink(dec, &r, i == 0, start)
+		req.OnFrame, flush[i] = codecSink(dec, &r, i == 0, start, max(1, opt.CodecChunk))
 		reqs[i] = req
 	}
 	res, err := m.Generate(reqs)
 	if err != nil {
 		return r, err
+	}
+	for _, f := range flush {
+		if err := f(); err != nil {
+			return r, err
+		}
 	}
 	r.wall, r.stop, r.stats = time.Since(start), res[0].Stop, stats[0]
 	if r.frames == 0 {
@@ -212,32 +221,49 @@ func ttsOnce(m *qwen3tts.Model, dec *codec.Decoder, opt TTSOptions, frames int, 
 	return r, nil
 }
 
-// codecSink is an utterance's OnFrame: a codec stream of its own, the
-// time it takes added to r.codec, its frames to r's counts (first: the
-// stream that r's per-frame figures follow).
-func codecSink(dec *codec.Decoder, r *ttsRun, first bool, start time.Time) func([]int) error {
-	s := dec.NewStream(1)
+// codecSink is an utterance's OnFrame and the flush of its last frames:
+// a codec stream of its own, fed the first frame alone and later ones
+// chunk at a time (as serve's pipeline does), the time it takes added to
+// r.codec, its frames to r's counts (first: the stream that r's per-frame
+// figures follow).
+func codecSink(dec *codec.Decoder, r *ttsRun, first bool, start time.Time, chunk int) (onFrame func([]int) error, flush func() error) {
+	s := dec.NewStream(chunk)
 	var pcm []float32
-	codes := make([]int32, 0, dec.Config().Quantizers)
-	return func(frame []int) error {
-		t := time.Now()
-		codes = codes[:0]
-		for _, c := range frame {
-			codes = append(codes, int32(c))
+	groups := dec.Config().Quantizers
+	codes := make([]int32, 0, chunk*groups)
+	push := func() error {
+		if len(codes) == 0 {
+			return nil
 		}
+		t := time.Now()
 		var err error
 		if pcm, err = s.Push(pcm[:0], codes); err != nil {
 			return err
 		}
-		if r.allFrames++; r.allFrames == 1 {
+		n := len(codes) / groups
+		if r.allFrames == 0 {
 			r.first = time.Since(start)
 		}
+		r.allFrames += n
 		if first {
-			r.frames++
+			r.frames += n
 		}
+		codes = codes[:0]
 		r.codec += time.Since(t)
 		return nil
 	}
+	decoded := 0
+	onFrame = func(frame []int) error {
+		for _, c := range frame {
+			codes = append(codes, int32(c))
+		}
+		if decoded > 0 && len(codes) < chunk*groups {
+			return nil
+		}
+		decoded += len(codes) / groups
+		return push()
+	}
+	return onFrame, push
 }
 
 // summarize takes the median of each figure over the runs.

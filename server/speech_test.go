@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -191,12 +192,19 @@ func TestSpeechSDK(t *testing.T) {
 	p.StreamFormat, p.ResponseFormat = openai.AudioSpeechNewParamsStreamFormatSSE, openai.AudioSpeechNewParamsResponseFormatPCM
 	events := parseSSE(t, f.say(t, ctx, p, extra))
 	var got []byte
+	var chunks []int // frames per delta
 	for _, ev := range events[:len(events)-1] {
 		b, err := base64.StdEncoding.DecodeString(ev.data["audio"].(string))
 		if ev.name != "speech.audio.delta" || err != nil {
 			t.Fatalf("event %s: %v", ev.name, err)
 		}
 		got = append(got, b...)
+		chunks = append(chunks, len(b)/(2*f.sp.samplesPerFrame()))
+	}
+	// The first chunk waits for its 3 frames, later ones for
+	// engine.DefaultLaterChunk (2), the last takes what is left.
+	if want := []int{3, 2, 2, 1}; !slices.Equal(chunks, want) {
+		t.Errorf("SSE deltas of %v frames, want %v", chunks, want)
 	}
 	if !bytes.Equal(got, pcm) {
 		t.Errorf("SSE PCM (%d bytes) differs from the buffered PCM", len(got))

@@ -8,7 +8,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/siskin-ml/siskin/bench"
+	"github.com/siskin-ml/siskin/engine"
 	"github.com/siskin-ml/siskin/model/qwen3tts"
+	"github.com/siskin-ml/siskin/model/qwen3tts/codec"
 	"github.com/siskin-ml/siskin/tensor"
 )
 
@@ -16,7 +18,7 @@ import (
 type ttsBenchFlags struct {
 	on, ignoreEOS, w8, parity, vsFloat bool
 	serve                              bool
-	frames                             int
+	frames, codecChunk                 int
 	concurrency                        []int
 	text, voice, predictor, talker     string
 }
@@ -25,6 +27,7 @@ func (t *ttsBenchFlags) register(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.BoolVar(&t.on, "tts", false, "benchmark a Qwen3-TTS folder: text to codes to PCM")
 	f.IntVar(&t.frames, "frames", 125, "--tts: frames per utterance (80 ms each)")
+	f.IntVar(&t.codecChunk, "codec-chunk", engine.DefaultLaterChunk, "--tts: frames each codec push after an utterance's first frame waits for (as serve's pipeline does; 1 pushes every frame alone)")
 	f.BoolVar(&t.ignoreEOS, "ignore-eos", false, "--tts: mask EOS so every utterance runs --frames frames")
 	f.StringVar(&t.text, "text", "The quick brown fox jumps over the lazy dog, and then it runs far away.", "--tts: the text spoken")
 	f.BoolVar(&t.w8, "predictor-w8a8", false, "--tts: hold the code predictor's weights as int8 (w8a8), converted at load (--predictor w8a8)")
@@ -85,6 +88,9 @@ func benchTTS(cmd *cobra.Command, dir string, t *ttsBenchFlags, opt bench.TTSOpt
 	if t.frames < 1 {
 		return fmt.Errorf("--frames must be at least 1, got %d", t.frames)
 	}
+	if t.codecChunk < 1 || t.codecChunk > codec.DefaultChunk {
+		return fmt.Errorf("--codec-chunk must be 1 to %d frames, got %d", codec.DefaultChunk, t.codecChunk)
+	}
 	for _, n := range t.concurrency {
 		if n < 1 || n > 64 {
 			return fmt.Errorf("--concurrency %d: want 1 to 64 utterances", n)
@@ -116,6 +122,7 @@ func benchTTS(cmd *cobra.Command, dir string, t *ttsBenchFlags, opt bench.TTSOpt
 	}
 	opt.IDs, opt.Voice = ids, qwen3tts.Voice{Speaker: voice}
 	opt.Frames, opt.IgnoreEOS, opt.AlternateReference = t.frames, t.ignoreEOS, t.vsFloat
+	opt.CodecChunk = t.codecChunk
 	var results []*bench.TTSResult
 	for i, n := range t.concurrency {
 		opt.Streams = n
