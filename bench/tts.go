@@ -1,10 +1,12 @@
 package bench
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/siskin-ml/siskin/kernels"
@@ -197,22 +199,21 @@ func ttsOnce(m *qwen3tts.Model, dec *codec.Decoder, opt TTSOptions, frames int, 
 	reqs := make([]*qwen3tts.Request, opt.Streams)
 	stats := make([]qwen3tts.Stats, opt.Streams)
 	flush := make([]func() error, opt.Streams)
+	var mu sync.Mutex // r's codec figures
 	start := time.Now()
 	for i := range reqs {
 		req := m.Cfg.NewRequest(opt.IDs, opt.Voice)
 		req.MaxFrames, req.IgnoreEOS, req.Seed, req.Seeded = frames, opt.IgnoreEOS, seed+uint64(i)<<32, true
 		req.Stats, req.ReferencePredictor = &stats[i], ref
-		req.OnFrame, flush[i] = codecSink(dec, &r, i == 0, start, max(1, opt.CodecChunk))
+		req.OnFrame, flush[i] = codecSink(dec, &r, &mu, i == 0, start, max(1, opt.CodecChunk))
 		reqs[i] = req
 	}
 	res, err := m.Generate(reqs)
+	for _, f := range flush {
+		err = cmp.Or(err, f())
+	}
 	if err != nil {
 		return r, err
-	}
-	for _, f := range flush {
-		if err := f(); err != nil {
-			return r, err
-		}
 	}
 	r.wall, r.stop, r.stats = time.Since(start), res[0].Stop, stats[0]
 	if r.frames == 0 {
@@ -222,48 +223,78 @@ func ttsOnce(m *qwen3tts.Model, dec *codec.Decoder, opt TTSOptions, frames int, 
 }
 
 // codecSink is an utterance's OnFrame and the flush of its last frames:
-// a codec stream of its own, fed the first frame alone and later ones
-// chunk at a time (as serve's pipeline does), the time it takes added to
-// r.codec, its frames to r's counts (first: the stream that r's per-frame
-// figures follow).
-func codecSink(dec *codec.Decoder, r *ttsRun, first bool, start time.Time, chunk int) (onFrame func([]int) error, flush func() error) {
-	s := dec.NewStream(chunk)
-	var pcm []float32
+// a codec stream of its own on a goroutine of its own, so it decodes
+// while the talker and predictor make the next frames (as serve's
+// pipeline does; the two share the kernels' threads). The first frame
+// goes alone, later ones chunk at a time, or all that queued while the
+// codec was busy. The codec's busy time is added to r.codec, its frames
+// to r's counts (first: the stream that r's per-frame figures follow).
+func codecSink(dec *codec.Decoder, r *ttsRun, mu *sync.Mutex, first bool, start time.Time, chunk int) (onFrame func([]int) error, flush func() error) {
+	s := dec.NewStream(codec.DefaultChunk)
 	groups := dec.Config().Quantizers
-	codes := make([]int32, 0, chunk*groups)
-	push := func() error {
-		if len(codes) == 0 {
+	work, idle := make(chan []int32), make(chan error, 1)
+	idle <- nil
+	go func() {
+		var pcm []float32
+		for codes := range work {
+			t := time.Now()
+			var err error
+			pcm, err = s.Push(pcm[:0], codes)
+			n := len(codes) / groups
+			mu.Lock()
+			if r.allFrames == 0 {
+				r.first = time.Since(start)
+			}
+			r.allFrames += n
+			if first {
+				r.frames += n
+			}
+			r.codec += time.Since(t)
+			mu.Unlock()
+			idle <- err
+		}
+	}()
+	var queued []int32
+	handed := 0 // frames handed to the codec
+	hand := func(err error) error {
+		if err == nil && len(queued) > 0 {
+			handed += len(queued) / groups
+			work <- queued
+			queued = nil
 			return nil
 		}
-		t := time.Now()
-		var err error
-		if pcm, err = s.Push(pcm[:0], codes); err != nil {
-			return err
-		}
-		n := len(codes) / groups
-		if r.allFrames == 0 {
-			r.first = time.Since(start)
-		}
-		r.allFrames += n
-		if first {
-			r.frames += n
-		}
-		codes = codes[:0]
-		r.codec += time.Since(t)
-		return nil
+		idle <- err // nothing handed: the codec stays idle
+		return err
 	}
-	decoded := 0
 	onFrame = func(frame []int) error {
 		for _, c := range frame {
-			codes = append(codes, int32(c))
+			queued = append(queued, int32(c))
 		}
-		if decoded > 0 && len(codes) < chunk*groups {
+		if handed == 0 { // the first audio, alone and with every thread
+			if err := hand(<-idle); err != nil {
+				return err
+			}
+			err := <-idle
+			idle <- err
+			return err
+		}
+		if len(queued) < chunk*groups {
 			return nil
 		}
-		decoded += len(codes) / groups
-		return push()
+		select {
+		case err := <-idle:
+			return hand(err)
+		default: // busy: the frames wait for its next push
+			return nil
+		}
 	}
-	return onFrame, push
+	flush = func() error {
+		err := hand(<-idle)
+		err = cmp.Or(err, <-idle)
+		close(work)
+		return err
+	}
+	return onFrame, flush
 }
 
 // summarize takes the median of each figure over the runs.

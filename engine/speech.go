@@ -197,6 +197,16 @@ type codecItem struct {
 	stream  *codec.Stream
 	pending []int32 // frames waiting for their chunk
 	frames  int     // frames decoded
+	// flight, while a chunk decodes beside the talker, receives its
+	// audio; flying holds that chunk's codes meanwhile.
+	flight chan codecChunk
+	flying []int32
+}
+
+// codecChunk is a decoded chunk: its audio, or why it failed.
+type codecChunk struct {
+	pcm []float32
+	err error
 }
 
 func (c *codecStage) Name() string { return "codec" }
@@ -255,15 +265,34 @@ func (c *codecStage) Step(batch []*Item) {
 	}
 }
 
-// decode pushes the pending frames once the first chunk is complete (or
-// the utterance ended) and emits their audio.
+// decode emits the audio of a chunk decoded beside the talker, if it is
+// done, and pushes the pending frames once their chunk is complete (or
+// the utterance ended). The first chunk (time to first audio) and the
+// last decode here, with every thread; the chunks between decode on a
+// goroutine of their own while the talker and predictor make the next
+// frames (the two share the kernels' threads), and the frames that
+// arrive meanwhile wait for the next chunk.
 func (c *codecStage) decode(it *Item, ci *codecItem, finish FinishReason) {
+	if !c.land(it, ci, finish != "") {
+		return
+	}
 	groups := c.dec.Config().Quantizers
 	want := max(1, ci.sp.FirstChunk)
 	if ci.frames > 0 {
 		want = cmp.Or(ci.sp.LaterChunk, DefaultLaterChunk)
 	}
-	if finish == "" && len(ci.pending) < max(1, want)*groups {
+	if finish == "" && (ci.flight != nil || len(ci.pending) < max(1, want)*groups) {
+		return
+	}
+	if finish == "" && ci.frames > 0 {
+		codes := ci.pending
+		ci.pending, ci.flying = ci.flying[:0], codes
+		ci.flight = make(chan codecChunk, 1)
+		go func(stream *codec.Stream, done chan<- codecChunk) {
+			pcm, err := stream.Push(nil, codes)
+			done <- codecChunk{pcm, err}
+		}(ci.stream, ci.flight)
+		ci.frames += len(codes) / groups
 		return
 	}
 	var pcm []float32
@@ -285,9 +314,40 @@ func (c *codecStage) decode(it *Item, ci *codecItem, finish FinishReason) {
 	}
 }
 
-// Release keeps the utterance's codec stream for a later one.
+// land emits the audio of the chunk decoding beside the talker once it is
+// done (wait: wait for it) and reports whether the item may go on.
+func (c *codecStage) land(it *Item, ci *codecItem, wait bool) bool {
+	if ci.flight == nil {
+		return true
+	}
+	var done codecChunk
+	if wait {
+		done = <-ci.flight
+	} else {
+		select {
+		case done = <-ci.flight:
+		default:
+			return true
+		}
+	}
+	ci.flight = nil
+	if done.err != nil {
+		it.Fail(fmt.Errorf("codec: %w", done.err))
+		return false
+	}
+	if len(done.pcm) > 0 {
+		it.Emit(Event{Data: done.pcm})
+	}
+	return true
+}
+
+// Release keeps the utterance's codec stream for a later one, once no
+// chunk decodes into it.
 func (c *codecStage) Release(it *Item) {
 	if ci, ok := it.State.(*codecItem); ok {
+		if ci.flight != nil {
+			<-ci.flight
+		}
 		c.spare.putStream(ci.stream)
 	}
 }

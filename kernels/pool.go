@@ -48,8 +48,8 @@ func (f funcTask) run(lo, hi int) { f(lo, hi) }
 
 // The pool: persistent workers that spin for a short while after each job
 // (a transformer step issues its matrix products microseconds apart) and
-// then park on a channel. One job runs at a time; concurrent callers
-// queue on mu. The caller's goroutine works on every job too, and it
+// then park on a channel. One job runs at a time; a caller that finds
+// the pool busy (mu held) runs its job on its own goroutine. The caller's goroutine works on every job too, and it
 // never waits for a worker that has not started: once the chunks are all
 // claimed it cancels the workers still pending, so a worker that the OS
 // (or a busy machine) wakes late costs nothing.
@@ -109,23 +109,33 @@ var thePool = &pool{waiterWake: make(chan struct{}, 1)}
 // spins before parking.
 const spinFor = 100 * time.Microsecond
 
+// callers counts the goroutines inside parallelFor. Two pipelines
+// stepping at once (speech: the talker and predictor beside the codec)
+// share the threads: each job takes Threads() less one per other caller,
+// so two callers on two threads run one thread each, and a caller alone
+// again takes them all.
+var callers atomic.Int32
+
 // parallelFor calls t.run on disjoint ranges covering [0, n), on up to
-// Threads() threads (the caller's included). unitWork is the cost of one
-// index in multiply-adds: small jobs run on the calling goroutine alone.
-// Chunks are multiples of grain indices (except the last) and are handed
-// out with decreasing sizes, so the threads finish together even when
-// one of them is slowed down by the OS.
+// Threads() threads (the caller's included, less one for each other
+// goroutine in parallelFor). unitWork is the cost of one index in
+// multiply-adds: small jobs run on the calling goroutine alone. Chunks
+// are multiples of grain indices (except the last) and are handed out
+// with decreasing sizes, so the threads finish together even when one of
+// them is slowed down by the OS.
 func parallelFor(t task, n, unitWork, grain int) {
 	if n <= 0 {
 		return
 	}
+	others := int(callers.Add(1)) - 1
+	defer callers.Add(-1)
 	grain = max(grain, 1)
-	nt := min(Threads(), (n+grain-1)/grain)
+	nt := min(Threads()-others, (n+grain-1)/grain)
 	if total := n * unitWork; total/minWorkPerThread < nt {
 		nt = total / minWorkPerThread
 	}
-	if nt <= 1 {
-		t.run(0, n)
+	if nt <= 1 || !thePool.mu.TryLock() {
+		t.run(0, n) // small, or the pool is another caller's
 		return
 	}
 	thePool.do(t, n, grain, nt)
@@ -140,8 +150,8 @@ func ParallelFor(n, unitWork, grain int, fn func(lo, hi int)) {
 	parallelFor(funcTask(fn), n, unitWork, grain)
 }
 
+// do runs the job on nt threads; the caller holds p.mu.
 func (p *pool) do(t task, n, grain, nt int) {
-	p.mu.Lock()
 	defer p.mu.Unlock()
 	for len(p.workers) < nt-1 {
 		w := &worker{p: p, wake: make(chan struct{}, 1)}

@@ -201,10 +201,11 @@ func TestSpeechSDK(t *testing.T) {
 		got = append(got, b...)
 		chunks = append(chunks, len(b)/(2*f.sp.samplesPerFrame()))
 	}
-	// The first chunk waits for its 3 frames, later ones for
-	// engine.DefaultLaterChunk (2), the last takes what is left.
-	if want := []int{3, 2, 2, 1}; !slices.Equal(chunks, want) {
-		t.Errorf("SSE deltas of %v frames, want %v", chunks, want)
+	// The first chunk waits for its 3 frames, later ones for at least
+	// engine.DefaultLaterChunk (2; more if frames queued while the codec
+	// was busy), the last takes what is left.
+	if len(chunks) < 2 || chunks[0] != 3 || slices.ContainsFunc(chunks[1:len(chunks)-1], func(n int) bool { return n < 2 }) {
+		t.Errorf("SSE deltas of %v frames, want 3, then at least 2 each but the last", chunks)
 	}
 	if !bytes.Equal(got, pcm) {
 		t.Errorf("SSE PCM (%d bytes) differs from the buffered PCM", len(got))
