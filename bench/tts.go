@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -66,8 +67,14 @@ type TTSResult struct {
 	PredictorMS float64 `json:"predictor_ms_per_frame"`
 	SamplerMS   float64 `json:"sampler_ms_per_frame"`
 	CodecMS     float64 `json:"codec_ms_per_frame"`
+	// The same utterances made alone: talker and predictor without the
+	// codec, then the codec alone on their frames.
+	AloneTalkerMS    float64 `json:"alone_talker_ms_per_frame"`
+	AlonePredictorMS float64 `json:"alone_predictor_ms_per_frame"`
+	AloneCodecMS     float64 `json:"alone_codec_ms_per_frame"`
 	// With AlternateReference: the float32 predictor's ms per frame in the
-	// alternate repetitions, and PredictorMS over it.
+	// alternate repetitions (without the codec), and AlonePredictorMS over
+	// it.
 	RefPredictorMS float64 `json:"float32_predictor_ms_per_frame,omitempty"`
 	PredictorRatio float64 `json:"predictor_over_float32,omitempty"`
 	// Parity of the code predictor against float32 (bench's
@@ -80,14 +87,14 @@ type TTSResult struct {
 	WeightBytesPerAudioSec float64 `json:"weight_bytes_per_audio_second"`
 	BandwidthGBs           float64 `json:"bandwidth_gbs"`
 	ModelFloorMS           float64 `json:"model_floor_ms_per_frame"`
-	ModelShare             float64 `json:"model_floor_share"` // floor / (talker+predictor)
+	ModelShare             float64 `json:"model_floor_share"` // floor / (talker+predictor alone)
 	// Arithmetic floor of the codec: FLOPs per frame over the measured
-	// FP32 peak of siskin's float matrix product.
+	// FP32 FMA peak (kernels.FMAPeak); the share is of the codec alone.
 	CodecGFLOPPerFrame float64 `json:"codec_gflop_per_frame"`
 	PeakGFLOPs         float64 `json:"fp32_peak_gflops"`
 	CodecFloorMS       float64 `json:"codec_floor_ms_per_frame"`
 	CodecShare         float64 `json:"codec_floor_share"`
-	FloorRTF           float64 `json:"floor_rtf"` // both floors, per 80 ms frame
+	FloorRTF           float64 `json:"floor_rtf"` // the larger floor, per 80 ms frame (the two run side by side)
 }
 
 // ParityResult is one code predictor parity figure set against float32.
@@ -110,11 +117,16 @@ type ttsRun struct {
 	wall, first time.Duration
 	stats       qwen3tts.Stats
 	codec       time.Duration
+	codes       [][]int // the first stream's frames, when run without the codec
 }
 
 // RunTTS measures speech generation: text to codes (talker, predictor,
-// sampling) and codes to PCM (the codec pushed one frame at a time, as a
-// stream would), after an untimed 4-frame warm-up that maps the weights.
+// sampling) and codes to PCM (the codec fed each utterance's frames as
+// they come, beside the talker, as serve's pipeline does), after an
+// untimed 4-frame warm-up that maps the weights. Each repetition is
+// followed by the same utterance made alone: its codes without the codec,
+// then those codes through the codec alone in the same chunks; the
+// floors' shares are of those times.
 func RunTTS(m *qwen3tts.Model, dec *codec.Decoder, name string, opt TTSOptions) (*TTSResult, error) {
 	if opt.Frames < 1 || opt.Reps < 1 {
 		return nil, fmt.Errorf("frames (%d) and repetitions (%d) must be at least 1", opt.Frames, opt.Reps)
@@ -130,16 +142,20 @@ func RunTTS(m *qwen3tts.Model, dec *codec.Decoder, name string, opt TTSOptions) 
 	if opt.Streams > 1 {
 		test += fmt.Sprintf("x%d", opt.Streams)
 	}
-	runs, refs := make([]ttsRun, opt.Reps), make([]ttsRun, 0, opt.Reps)
+	runs, alone, refs := make([]ttsRun, opt.Reps), make([]ttsRun, opt.Reps), make([]ttsRun, 0, opt.Reps)
 	err := (&Options{Profile: opt.Profile}).timed(test, func() error {
 		for i := range runs {
-			r, err := ttsOnce(m, dec, opt, opt.Frames, opt.Seed+uint64(i), false)
-			if err != nil {
+			var err error
+			seed := opt.Seed + uint64(i)
+			if runs[i], err = ttsOnce(m, dec, opt, opt.Frames, seed, false); err != nil {
 				return err
 			}
-			runs[i] = r
+			if alone[i], err = ttsAlone(m, dec, opt, seed, false); err != nil {
+				return err
+			}
 			if opt.AlternateReference {
-				if r, err = ttsOnce(m, dec, opt, opt.Frames, opt.Seed+uint64(i), true); err != nil {
+				r, err := ttsAlone(m, nil, opt, seed, true)
+				if err != nil {
 					return err
 				}
 				refs = append(refs, r)
@@ -152,29 +168,66 @@ func RunTTS(m *qwen3tts.Model, dec *codec.Decoder, name string, opt TTSOptions) 
 	}
 	res := summarize(runs)
 	res.Model, res.Test, res.Threads, res.Reps, res.Streams = name, test, kernels.Threads(), opt.Reps, opt.Streams
+	a := summarize(alone)
+	res.AloneTalkerMS, res.AlonePredictorMS, res.AloneCodecMS = a.TalkerMS, a.PredictorMS, a.CodecMS
 	if len(refs) > 0 {
 		res.RefPredictorMS = summarize(refs).PredictorMS
-		res.PredictorRatio = res.PredictorMS / res.RefPredictorMS
+		res.PredictorRatio = res.AlonePredictorMS / res.RefPredictorMS
 	}
+	return res, floors(res, m, dec, opt)
+}
+
+// floors measures the machine's floors and the shares of them reached by
+// the talker and predictor alone and by the codec alone; they run side by
+// side, so the real-time factor's floor is the larger of the two.
+func floors(res *TTSResult, m *qwen3tts.Model, dec *codec.Decoder, opt TTSOptions) error {
 	res.TalkerBytesPerFrame, res.PredictorBytesPerFrame = m.ReadBytesPerFrame()
 	res.WeightBytesPerAudioSec = float64(res.TalkerBytesPerFrame+res.PredictorBytesPerFrame) / frameSeconds
 	res.CodecGFLOPPerFrame = dec.FLOPsPerFrame() / 1e9
 	if opt.BandwidthBytes >= 0 {
 		bw, err := MeasureBandwidth(defaultInt64(opt.BandwidthBytes, 1<<30), res.Threads, defaultInt(opt.BandwidthRuns, 5))
 		if err != nil {
-			return nil, err
+			return err
 		}
 		res.BandwidthGBs = bw.Median
 		res.ModelFloorMS = float64(res.TalkerBytesPerFrame+res.PredictorBytesPerFrame) / (bw.Median * 1e9) * 1e3
-		res.ModelShare = res.ModelFloorMS / (res.TalkerMS + res.PredictorMS)
+		res.ModelShare = res.ModelFloorMS / (res.AloneTalkerMS + res.AlonePredictorMS)
 	}
 	if opt.PeakRuns >= 0 {
 		res.PeakGFLOPs = MeasureFMAPeak(res.Threads, defaultInt(opt.PeakRuns, 5)).Median
 		res.CodecFloorMS = res.CodecGFLOPPerFrame / res.PeakGFLOPs * 1e3
-		res.CodecShare = res.CodecFloorMS / res.CodecMS
+		res.CodecShare = res.CodecFloorMS / res.AloneCodecMS
 	}
-	res.FloorRTF = (res.ModelFloorMS + res.CodecFloorMS) / (frameSeconds * 1e3)
-	return res, nil
+	res.FloorRTF = max(res.ModelFloorMS, res.CodecFloorMS) / (frameSeconds * 1e3)
+	return nil
+}
+
+// ttsAlone makes the utterances of ttsOnce without the codec (ref: with
+// the float32 reference predictor), then, with dec, pushes the first
+// one's frames through a codec stream alone, in the chunks codecSink
+// uses, timing that as the run's codec.
+func ttsAlone(m *qwen3tts.Model, dec *codec.Decoder, opt TTSOptions, seed uint64, ref bool) (ttsRun, error) {
+	r, err := ttsOnce(m, nil, opt, opt.Frames, seed, ref)
+	if err != nil || dec == nil {
+		return r, err
+	}
+	s := dec.NewStream(codec.DefaultChunk)
+	var codes []int32
+	var pcm []float32
+	start := time.Now()
+	for i, f := range r.codes {
+		for _, c := range f {
+			codes = append(codes, int32(c))
+		}
+		if i == 0 || len(codes) >= max(1, opt.CodecChunk)*len(f) || i == len(r.codes)-1 {
+			if pcm, err = s.Push(pcm[:0], codes); err != nil {
+				return r, err
+			}
+			codes = codes[:0]
+		}
+	}
+	r.codec = time.Since(start)
+	return r, nil
 }
 
 func defaultInt(v, d int) int {
@@ -193,7 +246,8 @@ func defaultInt64(v, d int64) int64 {
 
 // ttsOnce generates opt.Streams utterances of at most frames frames
 // together, pushing their frames through each one's codec stream as they
-// come (see codecSink); ref runs the float32 reference predictor.
+// come (see codecSink), or with dec nil keeping the first one's frames in
+// r.codes; ref runs the float32 reference predictor.
 func ttsOnce(m *qwen3tts.Model, dec *codec.Decoder, opt TTSOptions, frames int, seed uint64, ref bool) (ttsRun, error) {
 	var r ttsRun
 	reqs := make([]*qwen3tts.Request, opt.Streams)
@@ -205,8 +259,19 @@ func ttsOnce(m *qwen3tts.Model, dec *codec.Decoder, opt TTSOptions, frames int, 
 		req := m.Cfg.NewRequest(opt.IDs, opt.Voice)
 		req.MaxFrames, req.IgnoreEOS, req.Seed, req.Seeded = frames, opt.IgnoreEOS, seed+uint64(i)<<32, true
 		req.Stats, req.ReferencePredictor = &stats[i], ref
-		req.OnFrame, flush[i] = codecSink(dec, &r, &mu, i == 0, start, max(1, opt.CodecChunk))
 		reqs[i] = req
+		if dec == nil {
+			flush[i] = func() error { return nil }
+			if i == 0 {
+				req.OnFrame = func(f []int) error {
+					r.codes = append(r.codes, slices.Clone(f))
+					r.frames++
+					return nil
+				}
+			}
+			continue
+		}
+		req.OnFrame, flush[i] = codecSink(dec, &r, &mu, i == 0, start, max(1, opt.CodecChunk))
 	}
 	res, err := m.Generate(reqs)
 	for _, f := range flush {
@@ -342,16 +407,17 @@ func WriteTTSTable(w io.Writer, r *TTSResult) error {
 	p("real-time factor     %.3f  [%.3f-%.3f]  (floor %.3f, one stream)", r.RTF, r.RTFMin, r.RTFMax, r.FloorRTF)
 	p("audio per second     %.3f s  (all %d streams)", r.AudioPerSecond, r.Streams)
 	p("time to first audio  %.1f ms  (talker prefill %.1f ms)", r.FirstAudioMS, r.PrefillMS)
-	p("ms per frame step    talker %.2f  predictor %.2f  sampler %.2f  codec %.2f", r.TalkerMS, r.PredictorMS, r.SamplerMS, r.CodecMS)
+	p("ms per frame step    talker %.2f  predictor %.2f  sampler %.2f  codec %.2f  (side by side, sharing the threads)", r.TalkerMS, r.PredictorMS, r.SamplerMS, r.CodecMS)
+	p("alone                talker %.2f  predictor %.2f  codec %.2f  (the same utterances: codes without the codec, then the codec)", r.AloneTalkerMS, r.AlonePredictorMS, r.AloneCodecMS)
 	if r.RefPredictorMS > 0 {
-		p("float32 predictor    %.2f ms per frame step (alternate repetitions); this predictor takes %.3fx", r.RefPredictorMS, r.PredictorRatio)
+		p("float32 predictor    %.2f ms per frame step (alone, alternate repetitions); this predictor takes %.3fx", r.RefPredictorMS, r.PredictorRatio)
 	}
 	if r.BandwidthGBs > 0 {
-		p("talker+predictor     %.1f MB read per frame (%.2f GB per audio second) / %.1f GB/s read bandwidth = floor %.2f ms/frame; reached %.0f%%",
+		p("talker+predictor     %.1f MB read per frame (%.2f GB per audio second) / %.1f GB/s read bandwidth = floor %.2f ms/frame; alone reached %.0f%%",
 			float64(r.TalkerBytesPerFrame+r.PredictorBytesPerFrame)/1e6, r.WeightBytesPerAudioSec/1e9, r.BandwidthGBs, r.ModelFloorMS, 100*r.ModelShare)
 	}
 	if r.PeakGFLOPs > 0 {
-		p("codec                %.2f GFLOP per frame / %.1f GFLOP/s FP32 FMA peak = floor %.2f ms/frame; reached %.0f%%",
+		p("codec                %.2f GFLOP per frame / %.1f GFLOP/s FP32 FMA peak = floor %.2f ms/frame; alone reached %.0f%%",
 			r.CodecGFLOPPerFrame, r.PeakGFLOPs, r.CodecFloorMS, 100*r.CodecShare)
 	}
 	for _, q := range r.Parity {
