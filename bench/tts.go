@@ -271,7 +271,8 @@ func ttsOnce(m *qwen3tts.Model, dec *codec.Decoder, opt TTSOptions, frames int, 
 			}
 			continue
 		}
-		req.OnFrame, flush[i] = codecSink(dec, &r, &mu, i == 0, start, max(1, opt.CodecChunk))
+		sink := newCodecSink(dec, &r, &mu, i == 0, start, max(1, opt.CodecChunk))
+		req.OnFrame, flush[i] = sink.onFrame, sink.flush
 	}
 	res, err := m.Generate(reqs)
 	for _, f := range flush {
@@ -287,25 +288,33 @@ func ttsOnce(m *qwen3tts.Model, dec *codec.Decoder, opt TTSOptions, frames int, 
 	return r, nil
 }
 
-// codecSink is an utterance's OnFrame and the flush of its last frames:
-// a codec stream of its own on a goroutine of its own, so it decodes
-// while the talker and predictor make the next frames (as serve's
-// pipeline does; the two share the kernels' threads). The first frame
-// goes alone, later ones chunk at a time, or all that queued while the
-// codec was busy. The codec's busy time is added to r.codec, its frames
-// to r's counts (first: the stream that r's per-frame figures follow).
-func codecSink(dec *codec.Decoder, r *ttsRun, mu *sync.Mutex, first bool, start time.Time, chunk int) (onFrame func([]int) error, flush func() error) {
-	s := dec.NewStream(codec.DefaultChunk)
-	groups := dec.Config().Quantizers
-	work, idle := make(chan []int32), make(chan error, 1)
-	idle <- nil
+// codecSink is an utterance's codec: a stream of its own on a goroutine
+// of its own, so it decodes while the talker and predictor make the next
+// frames (as serve's pipeline does; the two share the kernels' threads).
+// The first frame goes alone, synchronously; later ones chunk at a time,
+// or all that queued while the codec was busy. The codec's busy time is
+// added to r.codec, its frames to r's counts (first: the stream that r's
+// per-frame figures follow), under mu.
+type codecSink struct {
+	s             *codec.Stream
+	groups, chunk int
+	work          chan []int32 // chunks to decode
+	idle          chan error   // holds a token (the last push's error) while the codec is idle
+	queued        []int32
+	handed        int // frames handed to the codec
+}
+
+func newCodecSink(dec *codec.Decoder, r *ttsRun, mu *sync.Mutex, first bool, start time.Time, chunk int) *codecSink {
+	c := &codecSink{s: dec.NewStream(codec.DefaultChunk), groups: dec.Config().Quantizers, chunk: chunk,
+		work: make(chan []int32), idle: make(chan error, 1)}
+	c.idle <- nil
 	go func() {
 		var pcm []float32
-		for codes := range work {
+		for codes := range c.work {
 			t := time.Now()
 			var err error
-			pcm, err = s.Push(pcm[:0], codes)
-			n := len(codes) / groups
+			pcm, err = c.s.Push(pcm[:0], codes)
+			n := len(codes) / c.groups
 			mu.Lock()
 			if r.allFrames == 0 {
 				r.first = time.Since(start)
@@ -316,50 +325,56 @@ func codecSink(dec *codec.Decoder, r *ttsRun, mu *sync.Mutex, first bool, start 
 			}
 			r.codec += time.Since(t)
 			mu.Unlock()
-			idle <- err
+			c.idle <- err
 		}
 	}()
-	var queued []int32
-	handed := 0 // frames handed to the codec
-	hand := func(err error) error {
-		if err == nil && len(queued) > 0 {
-			handed += len(queued) / groups
-			work <- queued
-			queued = nil
-			return nil
-		}
-		idle <- err // nothing handed: the codec stays idle
-		return err
+	return c
+}
+
+// hand gives the queued frames to the idle codec (err: the token taken
+// from idle), or puts the token back if there is nothing to do.
+func (c *codecSink) hand(err error) error {
+	if err == nil && len(c.queued) > 0 {
+		c.handed += len(c.queued) / c.groups
+		c.work <- c.queued
+		c.queued = nil
+		return nil
 	}
-	onFrame = func(frame []int) error {
-		for _, c := range frame {
-			queued = append(queued, int32(c))
-		}
-		if handed == 0 { // the first audio, alone and with every thread
-			if err := hand(<-idle); err != nil {
-				return err
-			}
-			err := <-idle
-			idle <- err
+	c.idle <- err
+	return err
+}
+
+// onFrame is the utterance's qwen3tts.Request.OnFrame.
+func (c *codecSink) onFrame(frame []int) error {
+	for _, code := range frame {
+		c.queued = append(c.queued, int32(code))
+	}
+	if c.handed == 0 { // the first audio, alone and with every thread
+		if err := c.hand(<-c.idle); err != nil {
 			return err
 		}
-		if len(queued) < chunk*groups {
-			return nil
-		}
-		select {
-		case err := <-idle:
-			return hand(err)
-		default: // busy: the frames wait for its next push
-			return nil
-		}
-	}
-	flush = func() error {
-		err := hand(<-idle)
-		err = cmp.Or(err, <-idle)
-		close(work)
+		err := <-c.idle
+		c.idle <- err
 		return err
 	}
-	return onFrame, flush
+	if len(c.queued) < c.chunk*c.groups {
+		return nil
+	}
+	select {
+	case err := <-c.idle:
+		return c.hand(err)
+	default: // busy: the frames wait for its next push
+		return nil
+	}
+}
+
+// flush decodes the frames left once the utterance has ended and stops
+// the goroutine.
+func (c *codecSink) flush() error {
+	err := c.hand(<-c.idle)
+	err = cmp.Or(err, <-c.idle)
+	close(c.work)
+	return err
 }
 
 // summarize takes the median of each figure over the runs.
