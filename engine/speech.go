@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 
@@ -19,10 +18,9 @@ type Speech struct {
 	Codes bool
 	// FirstChunk is how many frames the first audio chunk waits for (time
 	// to first audio against chunk overhead); 0 means 1. Later chunks wait
-	// for LaterChunk frames (0 means DefaultLaterChunk), or take whatever
-	// is queued when the codec steps if that is more; the last one takes
-	// what is left.
-	FirstChunk, LaterChunk int
+	// for DefaultLaterChunk frames, or take whatever queued while the codec
+	// was busy if that is more; the last one takes what is left.
+	FirstChunk int
 }
 
 // DefaultLaterChunk is the frames each audio chunk after the first waits
@@ -279,9 +277,9 @@ func (c *codecStage) decode(it *Item, ci *codecItem, finish FinishReason) {
 	groups := c.dec.Config().Quantizers
 	want := max(1, ci.sp.FirstChunk)
 	if ci.frames > 0 {
-		want = cmp.Or(ci.sp.LaterChunk, DefaultLaterChunk)
+		want = DefaultLaterChunk
 	}
-	if finish == "" && (ci.flight != nil || len(ci.pending) < max(1, want)*groups) {
+	if finish == "" && (ci.flight != nil || len(ci.pending) < want*groups) {
 		return
 	}
 	if finish == "" && ci.frames > 0 {
