@@ -204,8 +204,9 @@ func floors(res *TTSResult, m *qwen3tts.Model, dec *codec.Decoder, opt TTSOption
 
 // ttsAlone makes the utterances of ttsOnce without the codec (ref: with
 // the float32 reference predictor), then, with dec, pushes the first
-// one's frames through a codec stream alone, in the chunks codecSink
-// uses, timing that as the run's codec.
+// one's frames through a codec stream alone, the first frame alone and
+// then opt.CodecChunk at a time (codecSink's chunks when the codec keeps
+// up), timing that as the run's codec.
 func ttsAlone(m *qwen3tts.Model, dec *codec.Decoder, opt TTSOptions, seed uint64, ref bool) (ttsRun, error) {
 	r, err := ttsOnce(m, nil, opt, opt.Frames, seed, ref)
 	if err != nil || dec == nil {
@@ -301,7 +302,7 @@ type codecSink struct {
 	work          chan []int32 // chunks to decode
 	idle          chan error   // holds a token (the last push's error) while the codec is idle
 	queued        []int32
-	handed        int // frames handed to the codec
+	started       bool // the first frame has gone to the codec
 }
 
 func newCodecSink(dec *codec.Decoder, r *ttsRun, mu *sync.Mutex, first bool, start time.Time, chunk int) *codecSink {
@@ -335,7 +336,7 @@ func newCodecSink(dec *codec.Decoder, r *ttsRun, mu *sync.Mutex, first bool, sta
 // from idle), or puts the token back if there is nothing to do.
 func (c *codecSink) hand(err error) error {
 	if err == nil && len(c.queued) > 0 {
-		c.handed += len(c.queued) / c.groups
+		c.started = true
 		c.work <- c.queued
 		c.queued = nil
 		return nil
@@ -349,7 +350,7 @@ func (c *codecSink) onFrame(frame []int) error {
 	for _, code := range frame {
 		c.queued = append(c.queued, int32(code))
 	}
-	if c.handed == 0 { // the first audio, alone and with every thread
+	if !c.started { // the first audio, alone and with every thread
 		if err := c.hand(<-c.idle); err != nil {
 			return err
 		}

@@ -26,7 +26,7 @@ type Speech struct {
 // DefaultLaterChunk is the frames each audio chunk after the first waits
 // for: the codec reads all its weights once per chunk, and at one frame a
 // chunk that read is about a third of its time (2-vCPU Zen 3: 58 ms a
-// frame alone, 42 ms in pairs, 40 ms in fours), while each frame waited
+// frame pushed singly, 42 ms in pairs, 40 ms in fours), while each frame waited
 // for delays the chunk's audio by one frame (80 ms of audio).
 const DefaultLaterChunk = 2
 

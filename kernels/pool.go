@@ -49,10 +49,11 @@ func (f funcTask) run(lo, hi int) { f(lo, hi) }
 // The pool: persistent workers that spin for a short while after each job
 // (a transformer step issues its matrix products microseconds apart) and
 // then park on a channel. One job runs at a time; a caller that finds
-// the pool busy (mu held) runs its job on its own goroutine. The caller's goroutine works on every job too, and it
-// never waits for a worker that has not started: once the chunks are all
-// claimed it cancels the workers still pending, so a worker that the OS
-// (or a busy machine) wakes late costs nothing.
+// the pool busy (mu held) runs its job on its own goroutine. The caller's
+// goroutine works on every job too, and it never waits for a worker that
+// has not started: once the chunks are all claimed it cancels the workers
+// still pending, so a worker that the OS (or a busy machine) wakes late
+// costs nothing.
 //
 // Each handshake between the caller and a worker (wake a parked worker,
 // cancel it, wait for it to finish) is a transition of one atomic word,

@@ -50,9 +50,9 @@ func TestMatMulNoAllocs(t *testing.T) {
 	}
 }
 
-// TestConcurrentCallers: MatMul called from many goroutines at once (the
-// pool runs one job at a time, the others queue) gives the same results
-// as sequential calls.
+// TestConcurrentCallers: MatMul called from many goroutines at once (one
+// job holds the pool, the others run on their own goroutines) gives the
+// same results as sequential calls.
 func TestConcurrentCallers(t *testing.T) {
 	defer kernels.SetThreads(0)
 	kernels.SetThreads(3)
