@@ -17,7 +17,7 @@ import (
 // ttsBenchFlags are bench's --tts options.
 type ttsBenchFlags struct {
 	on, ignoreEOS, w8, parity, vsFloat bool
-	serve                              bool
+	serve, nonStreaming                bool
 	frames, codecChunk                 int
 	concurrency                        []int
 	text, voice, predictor, talker     string
@@ -31,12 +31,13 @@ func (t *ttsBenchFlags) register(cmd *cobra.Command) {
 	f.BoolVar(&t.ignoreEOS, "ignore-eos", false, "--tts: mask EOS so every utterance runs --frames frames")
 	f.StringVar(&t.text, "text", "The quick brown fox jumps over the lazy dog, and then it runs far away.", "--tts: the text spoken")
 	f.BoolVar(&t.w8, "predictor-w8a8", false, "--tts: hold the code predictor's weights as int8 (w8a8), converted at load (--predictor w8a8)")
-	f.StringVar(&t.predictor, "predictor", "", "--tts: the code predictor's weights, converted at load: int8 (q8_0: a scale per 32 weights, lm heads kept), w8a8 or w4a8 (weight paths: a scale per 128), q4_k (4-bit, a scale and a min per 32; rows not a multiple of 256 wide stay as they are) (default: the file's)")
+	f.StringVar(&t.predictor, "predictor", "", "--tts: the code predictor's weights, converted at load: int8 (q8_0: a scale per 32 weights, lm heads kept), w8a8 or w4a8 (weight paths: a scale per 128), q4_k (4-bit, a scale and a min per 32; rows not a multiple of 256 wide stay as they are); under w4a8 and q4_k the lm heads become q8_0 (default: the file's)")
 	f.StringVar(&t.talker, "talker", "", "--tts: the talker's weights, converted at load: int8 (q8_0), w8a8, w4a8 or q4_k (default: the file's)")
 	f.BoolVar(&t.parity, "predictor-parity-check", false, "--tts: keep a float32 code predictor beside the converted one and report their parity (in situ on every 8th frame, and teacher-forced on a float32 utterance beside plain per-row int8 weights)")
 	f.BoolVar(&t.vsFloat, "vs-float32", false, "--tts: also time the float32 code predictor, alternating repetitions with the converted one")
 	f.IntSliceVar(&t.concurrency, "concurrency", []int{1}, "--tts: utterances run together, one test each (comma-separated: 1,4)")
 	f.StringVar(&t.voice, "voice", "", "--tts: the speaker (default: the model's first)")
+	f.BoolVar(&t.nonStreaming, "non-streaming-mode", true, "--tts: feed the whole text in the prompt, as serve does unless a request says otherwise (false: one text token enters per frame, so the prefill and the time to first audio do not grow with the text)")
 	f.BoolVar(&t.serve, "serve", false, "--tts: time to first audio through POST /v1/audio/speech (stream_format audio) of an in-process server, -r voices each new then cached, with where the time went")
 }
 
@@ -120,7 +121,7 @@ func benchTTS(cmd *cobra.Command, dir string, t *ttsBenchFlags, opt bench.TTSOpt
 	if voice == "" {
 		voice = m.Cfg.SupportedSpeakers()[0]
 	}
-	opt.IDs, opt.Voice = ids, qwen3tts.Voice{Speaker: voice}
+	opt.IDs, opt.Voice = ids, qwen3tts.Voice{Speaker: voice, NonStreaming: t.nonStreaming}
 	opt.Frames, opt.IgnoreEOS, opt.AlternateReference = t.frames, t.ignoreEOS, t.vsFloat
 	opt.CodecChunk = t.codecChunk
 	var results []*bench.TTSResult

@@ -49,15 +49,18 @@ type ttfaSplit struct {
 
 // ttfaServeResult is `bench --tts --serve`'s report.
 type ttfaServeResult struct {
-	Model      string    `json:"model"`
-	Threads    int       `json:"n_threads"`
-	Text       string    `json:"text"`
-	Reps       int       `json:"repetitions"`
-	FirstEver  ttfaSplit `json:"first_request_of_process"`
-	FirstVoice ttfaSplit `json:"first_request_of_voice"` // medians
-	Cached     ttfaSplit `json:"cached_conditioning"`    // medians
-	FirstMin   float64   `json:"first_request_of_voice_min_ms"`
-	CachedMin  float64   `json:"cached_conditioning_min_ms"`
+	Model   string `json:"model"`
+	Threads int    `json:"n_threads"`
+	Text    string `json:"text"`
+	// NonStreamingMode is the requests' non_streaming_mode: the whole
+	// text in the prefill (true) or one text token per frame.
+	NonStreamingMode bool      `json:"non_streaming_mode"`
+	Reps             int       `json:"repetitions"`
+	FirstEver        ttfaSplit `json:"first_request_of_process"`
+	FirstVoice       ttfaSplit `json:"first_request_of_voice"` // medians
+	Cached           ttfaSplit `json:"cached_conditioning"`    // medians
+	FirstMin         float64   `json:"first_request_of_voice_min_ms"`
+	CachedMin        float64   `json:"cached_conditioning_min_ms"`
 }
 
 // stepLog keeps the engine's step timings with when each was reported.
@@ -108,14 +111,14 @@ func benchTTSServe(cmd *cobra.Command, dir string, t *ttsBenchFlags, o qwen3tts.
 	if len(pairs) < opt.Reps+1 {
 		return fmt.Errorf("-r %d: the model has %d voice and language pairs, one more is needed", opt.Reps, len(pairs))
 	}
-	res := &ttfaServeResult{Model: dir, Threads: kernels.Threads(), Text: text, Reps: opt.Reps}
-	if res.FirstEver, err = srv.ttfa(text, pairs[len(pairs)-1], t.frames, opt.Seed); err != nil {
+	res := &ttfaServeResult{Model: dir, Threads: kernels.Threads(), Text: text, NonStreamingMode: t.nonStreaming, Reps: opt.Reps}
+	if res.FirstEver, err = srv.ttfa(text, t.nonStreaming, pairs[len(pairs)-1], t.frames, opt.Seed); err != nil {
 		return err
 	}
 	var first, cached []ttfaSplit
 	for _, p := range pairs[:opt.Reps] {
 		for _, to := range []*[]ttfaSplit{&first, &cached} {
-			s, err := srv.ttfa(text, p, t.frames, opt.Seed)
+			s, err := srv.ttfa(text, t.nonStreaming, p, t.frames, opt.Seed)
 			if err != nil {
 				return err
 			}
@@ -206,9 +209,10 @@ func voicePairs(m *qwen3tts.Model, voice string) [][2]string {
 
 // ttfa sends one request, reads to the first PCM byte, hangs up, waits
 // for the engine to drop the request and splits the time.
-func (s *ttsServer) ttfa(text string, pair [2]string, frames int, seed uint64) (ttfaSplit, error) {
+func (s *ttsServer) ttfa(text string, nonStreaming bool, pair [2]string, frames int, seed uint64) (ttfaSplit, error) {
 	body, _ := json.Marshal(map[string]any{"model": s.name, "input": text, "voice": pair[0], "language": pair[1],
-		"stream_format": "audio", "response_format": "wav", "seed": seed, "max_new_tokens": frames + 1})
+		"stream_format": "audio", "response_format": "wav", "seed": seed, "max_new_tokens": frames + 1,
+		"non_streaming_mode": nonStreaming})
 	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
 	s.steps.take()
 	t0 := time.Now()
@@ -307,7 +311,7 @@ func writeTTFAServe(w io.Writer, r *ttfaServeResult, asJSON bool) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(r)
 	}
-	fmt.Fprintf(w, "%s  threads %d  POST /v1/audio/speech stream_format audio, %q\n", r.Model, r.Threads, r.Text)
+	fmt.Fprintf(w, "%s  threads %d  POST /v1/audio/speech stream_format audio, non_streaming_mode %t, %q\n", r.Model, r.Threads, r.NonStreamingMode, r.Text)
 	fmt.Fprintf(w, "time to first audio (request to the first PCM byte), median of %d; split: engine steps before it, delivery, other\n", r.Reps)
 	row := func(name string, s ttfaSplit, least string) {
 		fmt.Fprintf(w, "%-22s %7.1f ms%s  talker %.1f  predictor %.1f  sampler %.1f  codec %.1f  delivery %.1f  other %.1f\n",

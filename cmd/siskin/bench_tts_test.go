@@ -33,11 +33,12 @@ func TestBenchTTS(t *testing.T) {
 		Codec  float64 `json:"codec_ms_per_frame"`
 		BW     float64 `json:"bandwidth_gbs"`
 		Peak   float64 `json:"fp32_peak_gflops"`
+		Share  float64 `json:"codec_floor_share"` // against the peaks probed between repetitions
 	}
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	if r.Test != "tts6" || r.Frames != 6 || r.Stop != "max_frames" || !(r.RTF > 0) || !(r.First > 0) || !(r.Talker > 0) || !(r.Pred > 0) || !(r.Codec > 0) || !(r.BW > 0) || !(r.Peak > 0) {
+	if r.Test != "tts6" || r.Frames != 6 || r.Stop != "max_frames" || !(r.RTF > 0) || !(r.First > 0) || !(r.Talker > 0) || !(r.Pred > 0) || !(r.Codec > 0) || !(r.BW > 0) || !(r.Peak > 0) || !(r.Share > 0) {
 		t.Fatalf("bench --tts: %s", out)
 	}
 	table, err := siskin(t, "bench", "--tts", "-m", dir, "--frames", "2", "--ignore-eos", "-r", "1", "--no-bandwidth")
@@ -123,11 +124,11 @@ func TestBenchTTSServe(t *testing.T) {
 	if parts := s.TalkerMS + s.PredictorMS + s.SamplerMS + s.CodecMS + s.DeliveryMS + s.OtherMS; math.Abs(parts-s.TotalMS) > 1e-6*s.TotalMS {
 		t.Errorf("first of the process: parts %g ms, total %g ms", parts, s.TotalMS)
 	}
-	if r.Reps != 2 || r.Text != serveTTSText || !(r.FirstMin > 0) || !(r.CachedMin > 0) {
+	if r.Reps != 2 || r.Text != serveTTSText || !r.NonStreamingMode || !(r.FirstMin > 0) || !(r.CachedMin > 0) {
 		t.Errorf("bench --tts --serve: %s", out)
 	}
-	table, err := siskin(t, "bench", "--tts", "--serve", "-m", dir, "--frames", "2", "-r", "1", "--voice", "ryan")
-	if err != nil || !strings.Contains(table, "cached conditioning") {
+	table, err := siskin(t, "bench", "--tts", "--serve", "-m", dir, "--frames", "2", "-r", "1", "--voice", "ryan", "--non-streaming-mode=false")
+	if err != nil || !strings.Contains(table, "cached conditioning") || !strings.Contains(table, "non_streaming_mode false") {
 		t.Fatalf("table: %v\n%s", err, table)
 	}
 }

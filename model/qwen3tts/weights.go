@@ -17,12 +17,14 @@ import (
 type Options struct {
 	// Predictor and Talker are the types the code predictor's linear
 	// weights (layers and projection; its lm heads stay in the file's
-	// type) and the talker's (layers, text projection, codec head) are
+	// type under the 8-bit types and become Q8_0 under the 4-bit ones)
+	// and the talker's (layers, text projection, codec head) are
 	// converted to at load: tensor.Q8_0 (siskin's int8: one fp16 scale per
-	// 32 weights), or the weight paths tensor.W8A8 and tensor.W4A8 (int8
-	// and 4-bit, one fp16 scale per 128 weights); all of them run with
-	// int8 activations. 0 keeps the file's type. Rows whose width is not a
-	// multiple of the group stay in float.
+	// 32 weights), tensor.Q4_K (4-bit, a scale and a min per 32), or the
+	// weight paths tensor.W8A8 and tensor.W4A8 (int8 and 4-bit, one fp16
+	// scale per 128 weights); all of them run with int8 activations. 0
+	// keeps the file's type. Rows whose width is not a multiple of the
+	// group stay in float.
 	Predictor, Talker tensor.Type
 	// PredictorW8A8 is Predictor: tensor.W8A8 (kept for callers of the
 	// first int8 predictor).
@@ -101,15 +103,24 @@ func withStore(src *model.Source, ws model.WeightStore, f func()) error {
 }
 
 // storeFor is the conversion to typ (nil for 0: the file's type);
-// floatHeads keeps the code predictor's lm heads as they are: 2.6% of
-// its weight reads at the 0.6B size, whose rounding goes straight into
-// the logits (keeping them cut the int8 predictors' KL against float32
-// by 11-13% there).
-func storeFor(typ tensor.Type, floatHeads bool) model.WeightStore {
+// predictor says the store converts the code predictor, whose lm heads
+// (2.6% of its weight reads at the 0.6B size in BF16) are kept as they
+// are for 8-bit types, their rounding going straight into the logits
+// (keeping them cut the int8 predictors' KL against float32 by 11-13%
+// there), and held as Q8_0 under the 4-bit ones, where they would be
+// 6% of the reads and the 4-bit layers' error dwarfs theirs.
+func storeFor(typ tensor.Type, predictor bool) model.WeightStore {
 	if typ == 0 {
 		return nil
 	}
-	return quantStore{typ: typ, floatHeads: floatHeads}
+	s := quantStore{typ: typ, heads: typ}
+	if predictor {
+		s.heads = 0
+		if typ == tensor.Q4_K || typ == tensor.W4A8 {
+			s.heads = tensor.Q8_0
+		}
+	}
+	return s
 }
 
 // project applies small_to_mtp_projection (or the identity) to n rows
@@ -128,32 +139,32 @@ func (p *predictor) project(dst, x []float32, n, cw int) []float32 {
 // memory (no cache file: the conversion takes seconds).
 type quantStore struct {
 	typ tensor.Type
-	// floatHeads keeps the lm heads in the file's type.
-	floatHeads bool
+	// heads is the lm heads' type (0: the file's).
+	heads tensor.Type
 }
 
 func (s quantStore) Matrix(m *tensor.Matrix, r model.Role) (*tensor.Matrix, error) {
 	if r.LookupOnly() {
 		return m, nil
 	}
-	if s.floatHeads && strings.Contains(m.Name, "lm_head") {
+	typ := s.typ
+	if strings.Contains(m.Name, "lm_head") {
+		typ = s.heads
+	}
+	if typ == 0 || m.Cols%typ.BlockSize() != 0 {
 		kernels.Prepare(m)
 		return m, nil
 	}
-	if m.Cols%s.typ.BlockSize() != 0 {
-		kernels.Prepare(m)
-		return m, nil
-	}
-	rb, err := tensor.RowBytes(s.typ, m.Cols)
+	rb, err := tensor.RowBytes(typ, m.Cols)
 	if err != nil {
 		return nil, err
 	}
-	out := &tensor.Matrix{Name: m.Name, Type: s.typ, Rows: m.Rows, Cols: m.Cols, Data: make([]byte, rb*m.Rows)}
+	out := &tensor.Matrix{Name: m.Name, Type: typ, Rows: m.Rows, Cols: m.Cols, Data: make([]byte, rb*m.Rows)}
 	err = eachRow(m, func(i int, row []float32) error {
-		if s.typ.IsWeightPath() {
-			return weightpath.QuantizeRow(out.Data[i*rb:(i+1)*rb], s.typ, row)
+		if typ.IsWeightPath() {
+			return weightpath.QuantizeRow(out.Data[i*rb:(i+1)*rb], typ, row)
 		}
-		return quantize.QuantizeRow(out.Data[i*rb:(i+1)*rb], s.typ, row)
+		return quantize.QuantizeRow(out.Data[i*rb:(i+1)*rb], typ, row)
 	})
 	if err != nil {
 		return nil, err
