@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"runtime"
 	"slices"
 	"sort"
 	"sync"
@@ -162,6 +163,7 @@ func RunTTS(m *qwen3tts.Model, dec *codec.Decoder, name string, opt TTSOptions) 
 				return err
 			}
 			if alternatePeak {
+				runtime.GC() // not the run's garbage collection beside the probe
 				peaks = append(peaks, MeasureFMAPeak(kernels.Threads(), 5).Median)
 			}
 			if opt.AlternateReference {
