@@ -282,6 +282,7 @@ func ttsOnce(m *qwen3tts.Model, dec *codec.Decoder, opt TTSOptions, frames int, 
 	stats := make([]qwen3tts.Stats, opt.Streams)
 	flush := make([]func() error, opt.Streams)
 	var mu sync.Mutex // r's codec figures
+	var beside sync.Mutex
 	start := time.Now()
 	for i := range reqs {
 		req := m.Cfg.NewRequest(opt.IDs, opt.Voice)
@@ -299,7 +300,7 @@ func ttsOnce(m *qwen3tts.Model, dec *codec.Decoder, opt TTSOptions, frames int, 
 			}
 			continue
 		}
-		sink := newCodecSink(dec, &r, &mu, i == 0, start, max(1, opt.CodecChunk))
+		sink := newCodecSink(dec, &r, &mu, &beside, i == 0, start, max(1, opt.CodecChunk))
 		req.OnFrame, flush[i] = sink.onFrame, sink.flush
 	}
 	res, err := m.Generate(reqs)
@@ -320,29 +321,44 @@ func ttsOnce(m *qwen3tts.Model, dec *codec.Decoder, opt TTSOptions, frames int, 
 // of its own, so it decodes while the talker and predictor make the next
 // frames (as serve's pipeline does; the two share the kernels' threads).
 // The first frame goes alone, synchronously; later ones chunk at a time,
-// or all that queued while the codec was busy. The codec's busy time is
-// added to r.codec, its frames to r's counts (first: the stream that r's
-// per-frame figures follow), under mu.
+// or all that queued while the codec was busy, holding beside (shared by
+// the utterances' sinks: one such chunk at a time, as the engine's codec
+// stage does). The codec's busy time is added to r.codec, its frames to
+// r's counts (first: the stream that r's per-frame figures follow),
+// under mu.
 type codecSink struct {
 	s             *codec.Stream
 	groups, chunk int
-	work          chan []int32 // chunks to decode
-	idle          chan error   // holds a token (the last push's error) while the codec is idle
+	work          chan codecPush // chunks to decode
+	idle          chan error     // holds a token (the last push's error) while the codec is idle
 	queued        []int32
 	started       bool // the first frame has gone to the codec
 }
 
-func newCodecSink(dec *codec.Decoder, r *ttsRun, mu *sync.Mutex, first bool, start time.Time, chunk int) *codecSink {
+// codecPush is a chunk for the sink's goroutine; beside: decoded while
+// the talker runs (the first and last are not).
+type codecPush struct {
+	codes  []int32
+	beside bool
+}
+
+func newCodecSink(dec *codec.Decoder, r *ttsRun, mu, beside *sync.Mutex, first bool, start time.Time, chunk int) *codecSink {
 	c := &codecSink{s: dec.NewStream(codec.DefaultChunk), groups: dec.Config().Quantizers, chunk: chunk,
-		work: make(chan []int32), idle: make(chan error, 1)}
+		work: make(chan codecPush), idle: make(chan error, 1)}
 	c.idle <- nil
 	go func() {
 		var pcm []float32
-		for codes := range c.work {
+		for p := range c.work {
+			if p.beside {
+				beside.Lock()
+			}
 			t := time.Now()
 			var err error
-			pcm, err = c.s.Push(pcm[:0], codes)
-			n := len(codes) / c.groups
+			pcm, err = c.s.Push(pcm[:0], p.codes)
+			if p.beside {
+				beside.Unlock()
+			}
+			n := len(p.codes) / c.groups
 			mu.Lock()
 			if r.allFrames == 0 {
 				r.first = time.Since(start)
@@ -361,10 +377,10 @@ func newCodecSink(dec *codec.Decoder, r *ttsRun, mu *sync.Mutex, first bool, sta
 
 // hand gives the queued frames to the idle codec (err: the token taken
 // from idle), or puts the token back if there is nothing to do.
-func (c *codecSink) hand(err error) error {
+func (c *codecSink) hand(err error, beside bool) error {
 	if err == nil && len(c.queued) > 0 {
 		c.started = true
-		c.work <- c.queued
+		c.work <- codecPush{c.queued, beside}
 		c.queued = nil
 		return nil
 	}
@@ -378,7 +394,7 @@ func (c *codecSink) onFrame(frame []int) error {
 		c.queued = append(c.queued, int32(code))
 	}
 	if !c.started { // the first audio, alone and with every thread
-		if err := c.hand(<-c.idle); err != nil {
+		if err := c.hand(<-c.idle, false); err != nil {
 			return err
 		}
 		err := <-c.idle
@@ -390,7 +406,7 @@ func (c *codecSink) onFrame(frame []int) error {
 	}
 	select {
 	case err := <-c.idle:
-		return c.hand(err)
+		return c.hand(err, true)
 	default: // busy: the frames wait for its next push
 		return nil
 	}
@@ -399,7 +415,7 @@ func (c *codecSink) onFrame(frame []int) error {
 // flush decodes the frames left once the utterance has ended and stops
 // the goroutine.
 func (c *codecSink) flush() error {
-	err := c.hand(<-c.idle)
+	err := c.hand(<-c.idle, false)
 	err = cmp.Or(err, <-c.idle)
 	close(c.work)
 	return err
