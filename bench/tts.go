@@ -210,7 +210,7 @@ func floors(res *TTSResult, m *qwen3tts.Model, dec *codec.Decoder, opt TTSOption
 		res.ModelShare = res.ModelFloorMS / (res.AloneTalkerMS + res.AlonePredictorMS)
 	}
 	switch {
-	case len(peaks) == len(alone) && len(peaks) > 0:
+	case len(peaks) > 0: // one per alone run
 		shares := make([]float64, len(alone))
 		for i, r := range alone {
 			shares[i] = res.CodecGFLOPPerFrame / peaks[i] / (r.codec.Seconds() / float64(r.frames))
