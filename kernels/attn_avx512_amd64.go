@@ -55,6 +55,7 @@ func avx512VecKernels(base *vecKernels) *vecKernels {
 	v.dotRowsMultiF16, v.axpyRowsMultiF16 = dotRowsMultiF16AVX512, axpyRowsMultiF16AVX512
 	v.dotRowsMultiQ8, v.axpyRowsMultiQ8 = dotRowsMultiQ8AVX512, axpyRowsMultiQ8AVX512
 	v.q8QueryInt8, v.dotRowsMultiQ8Pre = true, dotRowsMultiQ8PreAVX512
+	v.wideF16Attend = true
 	return &v
 }
 

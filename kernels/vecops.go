@@ -31,8 +31,11 @@ type vecKernels struct {
 	// dotRowsMultiQ8Pre is that dot on query rows quantQueryQ8 laid out
 	// (qstride bytes apart).
 	dotRowsMultiQ8Pre func(out []float32, ostride int, qq []byte, qstride, m, width int, k []byte, kstride, n int, scale float32, next []byte)
-	f32ToF16          func(dst []uint16, src []float32)
-	f16ToF32          func(dst []float32, src []uint16)
+	// wideF16Attend: the f16 attention kernels take a head of up to
+	// 128 columns in one pass over each row (F16AttendRows).
+	wideF16Attend bool
+	f32ToF16      func(dst []uint16, src []float32)
+	f16ToF32      func(dst []float32, src []uint16)
 }
 
 // vecSets[t] holds tier t's vector operations (never nil once init ran).

@@ -617,6 +617,9 @@ func (a *Attention) attendChunk(b *Batch, li, window int, q []float32, st *stepK
 	cs := c * attnChunk
 	sc := s.sc
 	kb, vb := keyBlock, valueBlock
+	if b.Cache[t0].Layers[li].Type() == kv.F16 {
+		kb, vb = kernels.F16AttendRows(kb, vb, hd)
+	}
 	if t1-t0 == 1 {
 		// One row (decode) reads each block once whatever its size: take
 		// fewer, larger blocks (the sums are the same; a call per 8 or 16
