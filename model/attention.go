@@ -314,6 +314,8 @@ func (a *Attention) attend(b *Batch, li, window int, q []float32, st *stepKV, ou
 // bytes at a time: rows 2 KiB apart (two KV heads of 256 floats) fall in
 // the same L1 sets, and 16 of them overflow the 8 ways (measured 1.5x
 // slower than blocks of 8 on Zen 3). attnChunk is a multiple of both.
+// An f16 cache takes the blocks kernels.F16AttendRows scales these to
+// for the tier's kernels (4x and 2x on AVX-512).
 const (
 	tileTokens  = 8
 	attnChunk   = 128
