@@ -619,15 +619,15 @@ func (a *Attention) attendChunk(b *Batch, li, window int, q []float32, st *stepK
 	cs := c * attnChunk
 	sc := s.sc
 	kb, vb := keyBlock, valueBlock
-	if b.Cache[t0].Layers[li].Type() == kv.F16 {
-		kb, vb = kernels.F16AttendRows(kb, vb, hd)
-	}
-	if t1-t0 == 1 {
+	switch {
+	case t1-t0 == 1:
 		// One row (decode) reads each block once whatever its size: take
 		// fewer, larger blocks (the sums are the same; a call per 8 or 16
 		// positions cost as much as the products at long contexts), still
 		// small enough that each block prefetches the next.
 		kb, vb = decodeBlock, decodeBlock
+	case b.Cache[t0].Layers[li].Type() == kv.F16:
+		kb, vb = kernels.F16AttendRows(kb, vb, hd)
 	}
 	s.blocks = a.chunkBlocks(s.blocks[:0], b, li, window, st, tile, c, kb)
 	blocks := s.blocks
