@@ -3,6 +3,7 @@
 package kernels
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"runtime"
 	"testing"
@@ -11,14 +12,21 @@ import (
 	"github.com/siskin-ml/siskin/tensor"
 )
 
-// BenchmarkPackedStream8: the AVX-512 tier's eight-activation-row packed
-// kernels (vec8: Q4_K and Q4_0 four groups at a time) on one thread over
+// BenchmarkPackedStream8: the AVX-512 tier's four- and eight-activation-row
+// packed kernels (vec4; vec8: Q4_K and Q4_0 four groups at a time) on one
+// thread over
 // 256 MiB of packed weights, far past the last-level cache, as a batch of
 // decode streams reads them ("dram"), and over one 256-row tile read
 // again and again ("l2", as prefill), alternated pass by pass, in
 // multiply-adds per second of thread CPU time (median), and the median
 // ratio dram/l2.
 func BenchmarkPackedStream8(b *testing.B) {
+	for _, n := range []int{4, 8} {
+		b.Run(fmt.Sprintf("rows=%d", n), func(b *testing.B) { packedStreamRows(b, n) })
+	}
+}
+
+func packedStreamRows(b *testing.B, n int) {
 	if !supported[tierAVX512] {
 		b.Skip("no AVX-512 VNNI")
 	}
@@ -57,9 +65,13 @@ func BenchmarkPackedStream8(b *testing.B) {
 					ostride := p.groups * packRows
 					c0 := cputime.Thread()
 					for range p.reps {
-						k.packed.vec8(p.out, ostride, p.w, p.groups, p.blocks, xq, xs)
+						if n == 4 {
+							k.packed.vec4(p.out, ostride, p.w, p.groups, p.blocks, xq, xs)
+						} else {
+							k.packed.vec8(p.out, ostride, p.w, p.groups, p.blocks, xq, xs)
+						}
 					}
-					macs := float64(p.reps) * float64(ostride) * cols * 8
+					macs := float64(p.reps) * float64(ostride) * cols * float64(n)
 					rate[i] = append(rate[i], macs/(cputime.Thread()-c0).Seconds()/1e9)
 				}
 				ratio = append(ratio, rate[0][len(rate[0])-1]/rate[1][len(rate[1])-1])

@@ -69,7 +69,7 @@ func pairLoad(a *asm, off int, r int) {
 // (group g's block), R10 the group stride, DI out, CX pairs of groups
 // left, DX blocks left, R12 activation quants, R13 their d, AX their sums
 // of 32, R11/R14 and R8/R9 the activation and output row strides (x1,
-// x3), BX the prefetch base (A = 1). Z9 = 0x0f bytes; Z16-Z23 the int32
+// x3), BX the prefetch base (R8 its scratch at A = 1, R15 at A = 4). Z9 = 0x0f bytes; Z16-Z23 the int32
 // scales of the 8 sub-blocks; Z0+a and Z24+a the sums of the low and
 // high nibbles of the chunk in progress (A = 4; A = 1: Z0/Z1 and Z24/Z25
 // for the low and high nibbles of even and odd loads); Z4+a the block's
@@ -90,9 +90,7 @@ func q4k512(a *asm, A int) {
 	a.op("MOVQ blocks+%d(FP), R10", blocksOff(A))
 	a.op("IMUL3Q $1152, R10, R10")
 	a.op("VMOVDQU64 zk0f<>(SB), Z9")
-	if A == 1 {
-		entryPrefetch(a, tune.ahead(prefetchAhead)+128)
-	}
+	entryPrefetch(a, tune.ahead(prefetchAhead)+128)
 	a.label(l("pair"))
 	a.op("MOVQ x_base+%d(FP), R12", xOff(A))
 	a.op("MOVQ blocks+%d(FP), DX", blocksOff(A))
@@ -106,14 +104,12 @@ func q4k512(a *asm, A int) {
 		a.op("VPXORD %s, %s, %s", z(12+i), z(12+i), z(12+i))
 	}
 	a.label(l("block"))
-	if A == 1 {
-		pairPrefetchBase(a, 1152, tune.ahead(prefetchAhead))
-		// The block's first 128 bytes (d, dmin, scales); its quants'
-		// 1024 are prefetched chunk by chunk (q4kChunk1).
-		if !tune.old {
-			prefetchPair(a, tune.ahead(prefetchAhead))
-			prefetchPair(a, tune.ahead(prefetchAhead)+64)
-		}
+	// The block's first 128 bytes (d, dmin, scales) here; its quants'
+	// 1024 chunk by chunk (q4kChunk1, q4kChunk4).
+	pairPrefetchBase(a, 1152, tune.ahead(prefetchAhead), scratchReg(A))
+	if !tune.old {
+		prefetchPair(a, tune.ahead(prefetchAhead))
+		prefetchPair(a, tune.ahead(prefetchAhead)+64)
 	}
 	q4kScales512(a)
 	for i := 0; i < A; i++ {
@@ -213,6 +209,9 @@ func q4kChunk4(a *asm, c int) {
 	for r := 0; r < 4; r++ {
 		a.op("VPXORD %s, %s, %s", z(r), z(r), z(r))
 		a.op("VPXORD %s, %s, %s", z(24+r), z(24+r), z(24+r))
+	}
+	for p := 0; p < 256; p += 64 {
+		prefetchPair(a, tune.ahead(prefetchAhead)+128+256*c+p)
 	}
 	for k := 0; k < 8; k++ {
 		pairLoad(a, 128+256*c+32*k, 29)
@@ -317,9 +316,7 @@ func q6k512(a *asm, A int) {
 	} else {
 		a.op("VMOVDQU64 zk30<>(SB), Z10")
 	}
-	if A == 1 {
-		entryPrefetch(a, tune.ahead(prefetchAhead))
-	}
+	entryPrefetch(a, tune.ahead(prefetchAhead))
 	a.label(l("pair"))
 	a.op("MOVQ x_base+%d(FP), R12", xOff(A))
 	a.op("MOVQ blocks+%d(FP), DX", blocksOff(A))
@@ -335,13 +332,13 @@ func q6k512(a *asm, A int) {
 		a.op("VPXORD %s, %s, %s", z(4+i), z(4+i), z(4+i))
 	}
 	for n := 0; n < 2; n++ {
+		if n == 0 {
+			pairPrefetchBase(a, 1680, tune.ahead(prefetchAhead), scratchReg(A))
+		}
+		for p := 0; p < 1680/2; p += 64 {
+			prefetchPair(a, tune.ahead(prefetchAhead)+840*n+p)
+		}
 		if A == 1 {
-			if n == 0 {
-				pairPrefetchBase(a, 1680, tune.ahead(prefetchAhead))
-			}
-			for p := 0; p < 1680/2; p += 64 {
-				prefetchPair(a, tune.ahead(prefetchAhead)+840*n+p)
-			}
 			q6kHalf1(a, n)
 		} else {
 			q6kHalf4(a, n)
@@ -424,9 +421,7 @@ func q8z(a *asm, four bool, A int) {
 	} else {
 		a.op("VMOVDQU64 zk80<>(SB), Z9")
 	}
-	if A == 1 {
-		entryPrefetch(a, 8*gb)
-	}
+	entryPrefetch(a, 8*gb)
 	a.label(l("pair"))
 	a.op("MOVQ x_base+%d(FP), R12", xOff(A))
 	a.op("MOVQ blocks+%d(FP), DX", blocksOff(A))
@@ -438,12 +433,10 @@ func q8z(a *asm, four bool, A int) {
 		a.op("VPXORD %s, %s, %s", z(12+i), z(12+i), z(12+i))
 	}
 	a.label(l("block"))
-	if A == 1 {
-		pairPrefetchBase(a, gb, 8*gb)
-		for p := 0; p < gb; p += 64 {
-			a.op("PREFETCHT0 %d(BX)", 8*gb+p)
-			a.op("PREFETCHT0 %d(BX)(R10*1)", 8*gb+p)
-		}
+	pairPrefetchBase(a, gb, 8*gb, scratchReg(A))
+	for p := 0; p < gb; p += 64 {
+		a.op("PREFETCHT0 %d(BX)", 8*gb+p)
+		a.op("PREFETCHT0 %d(BX)(R10*1)", 8*gb+p)
 	}
 	for r := 0; r < A; r++ {
 		a.op("VPXORD %s, %s, %s", z(r), z(r), z(r))
@@ -610,27 +603,36 @@ func q6kHalf4(a *asm, n int) {
 	}
 }
 
-// pairPrefetchBase sets BX to the base of the one-row kernels' software
-// prefetches (ahead bytes on, in each of the two groups): SI while that
+// pairPrefetchBase sets BX to the base of the one- and four-row kernels'
+// software prefetches (ahead bytes on, in each of the two groups): SI while that
 // stays within group g, otherwise SI+R10, so the prefetches that run
 // past the end of groups g and g+1 fetch the start of g+2 and g+3, the
 // next pair, rather than the middle of g+1 (read already) and the start
 // of g+2. gb is the bytes of a group block; DX the blocks left in the
-// group, this one included. Clobbers R8 (and R9 with tune.stopAtEnd).
-func pairPrefetchBase(a *asm, gb, ahead int) {
+// group, this one included. Clobbers tmp (and R9 with tune.stopAtEnd).
+func pairPrefetchBase(a *asm, gb, ahead int, tmp string) {
 	if tune.noPrefetch {
 		return
 	}
 	a.op("IMUL3Q $%d, DX, BX", gb)
-	a.op("LEAQ (SI)(R10*1), R8")
+	a.op("LEAQ (SI)(R10*1), %s", tmp)
 	if tune.stopAtEnd {
 		a.op("LEAQ -%d(SI), R9", ahead)
 		a.op("CMPQ CX, $1")
-		a.op("CMOVQEQ R9, R8")
+		a.op("CMOVQEQ R9, %s", tmp)
 	}
 	a.op("CMPQ BX, $%d", ahead)
 	a.op("MOVQ SI, BX")
-	a.op("CMOVQLS R8, BX")
+	a.op("CMOVQLS %s, BX", tmp)
+}
+
+// scratchReg is pairPrefetchBase's scratch register in a kernel of A
+// activation rows (at 4, R8 holds an output stride).
+func scratchReg(A int) string {
+	if A == 1 {
+		return "R8"
+	}
+	return "R15"
 }
 
 // entryPrefetch prefetches the first ahead bytes of both groups of the
@@ -672,7 +674,13 @@ func prefetchPair(a *asm, off int) {
 // EPYC); 4 KiB per group (8 KiB per thread) covers the loaded latency at
 // the per-thread bandwidth. BenchmarkPackedStream there, against the 2
 // KiB this replaced: Q4_K 0.92-0.98 -> 0.98-1.10 of the sum's rate, Q6_K
-// 0.93-0.95 -> 0.97-1.05 (6 or 8 KiB: no better, or worse).
+// 0.93-0.95 -> 0.97-1.05 (6 or 8 KiB: no better, or worse). The
+// four-row kernels (a batch of four decode streams) had none and read
+// weights from memory at 0.23-0.38 of their L2 rate; with the same
+// prefetches (BenchmarkPackedStream8/rows=4, one thread, 256 MiB, Zen 5,
+// alternated twice against the old kernels) Q4_K 1.7-2.3x, Q6_K
+// 1.8-2.4x, Q4_0 1.25x, Q8_0 1.6-1.9x from memory (Q4_K at 1, 2, 4 and 8
+// KiB ahead: 146-150, 149-154, 174-178, 183-195 GMAC/s).
 const prefetchAhead = 4096
 
 // q40Ahead is prefetchAhead for the Q4_0 one-row kernel: 3 KiB measured
@@ -753,7 +761,7 @@ func q40z1(a *asm) {
 // them.
 func q40Blocks(a *asm, nb int) {
 	const gb = 144
-	pairPrefetchBase(a, gb, tune.ahead(q40Ahead))
+	pairPrefetchBase(a, gb, tune.ahead(q40Ahead), "R8")
 	for p := 0; p < nb*gb; p += 64 {
 		prefetchPair(a, tune.ahead(q40Ahead)+p)
 	}
