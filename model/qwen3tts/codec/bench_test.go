@@ -1,9 +1,9 @@
 package codec
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"runtime"
 	"sync"
 	"testing"
@@ -27,32 +27,32 @@ func BenchmarkTinyDecode(b *testing.B) {
 }
 
 // BenchmarkRealStream: the released decoder's size (random weights from
-// synth), 25 frames (2 s of audio) pushed one frame at a time.
+// synth), 26 frames (2.08 s of audio) pushed one and two frames at a time
+// (serve pushes two after the first), in audio seconds per second.
 func BenchmarkRealStream(b *testing.B) {
-	dir := filepath.Join(b.TempDir(), "codec")
-	if err := synth.WriteCodec(dir, "0.6b", 1); err != nil {
-		b.Fatal(err)
-	}
-	d, err := Load(dir)
-	if err != nil {
-		b.Fatal(err)
-	}
+	d := releasedDecoder(b)
 	rng := rand.New(rand.NewPCG(1, 2))
-	codes := make([]int32, 16*25)
+	const frames = 26
+	codes := make([]int32, 16*frames)
 	for i := range codes {
 		codes[i] = int32(rng.IntN(2048))
 	}
-	for b.Loop() {
-		s := d.NewStream(1)
-		for f := range 25 {
-			if _, err := s.Push(nil, codes[f*16:(f+1)*16]); err != nil {
-				b.Fatal(err)
+	for _, chunk := range []int{1, 2} {
+		b.Run(fmt.Sprintf("chunk=%d", chunk), func(b *testing.B) {
+			s := d.NewStream(chunk)
+			for b.Loop() {
+				s.Reset()
+				for f := 0; f < frames; f += chunk {
+					if _, err := s.Push(nil, codes[f*16:(f+chunk)*16]); err != nil {
+						b.Fatal(err)
+					}
+				}
 			}
-		}
+			b.ReportMetric(frames/12.5*float64(b.N)/b.Elapsed().Seconds(), "audio-s/s")
+			b.ReportMetric(float64(d.StateBytes()), "state-bytes")
+			b.ReportMetric(float64(d.StreamBytes(chunk)), "stream-bytes")
+		})
 	}
-	b.ReportMetric(float64(d.StateBytes()), "state-bytes")
-	b.ReportMetric(float64(d.StreamBytes(1)), "stream-bytes")
-	b.ReportMetric(float64(d.Bytes), "weight-bytes")
 }
 
 var released struct {

@@ -87,9 +87,7 @@ func (s *Stream) block(b int, x, y []float32, R int) int {
 		u.act2.apply(c1, c1, cout)
 		c2 := ws.m1[:R*cout]
 		u.conv2.run(c2, c1, R, nil)
-		for k := range ys {
-			ys[k] += c2[k]
-		}
+		kernels.Add(ys, c2)
 	}
 	return R
 }
