@@ -14,7 +14,7 @@ import (
 // time (which a loaded machine disturbs far less than wall time);
 // fma-share is the conv's FLOP rate over the loop's.
 func BenchmarkConvCPU(b *testing.B) {
-	for _, c := range []convCase{{768, 768, 7, 3, 512}, {768, 768, 1, 1, 512}, {384, 384, 7, 9, 2560}, {192, 192, 7, 9, 10240}, {96, 96, 7, 9, 30720}, {96, 96, 1, 1, 30720}, {6144, 1536, 2, 1, 64}, {1536, 1024, 7, 1, 64}} {
+	for _, c := range []convCase{{768, 768, 7, 3, 512}, {768, 768, 1, 1, 512}, {384, 384, 7, 9, 2560}, {192, 192, 7, 9, 10240}, {96, 96, 7, 9, 30720}, {96, 96, 1, 1, 30720}, {6144, 1536, 2, 1, 64}, {1536, 1024, 7, 1, 64}, {768, 384, 2, 1, 320}, {192, 192, 1, 1, 1280}, {768, 768, 7, 9, 64}} {
 		b.Run(fmt.Sprintf("%dx%dx%d_d%d_n%d", c.out, c.in, c.taps, c.dil, c.n), func(b *testing.B) { convCPU(b, c) })
 	}
 }
