@@ -29,7 +29,7 @@ type TTSOptions struct {
 	// predictor steps, one codec stream each); 0 means 1.
 	Streams int
 	// CodecChunk is the frames each codec push after an utterance's first
-	// frame waits for (serve's engine.DefaultLaterChunk); 0 means 1.
+	// frame waits for; 0: the codec's LaterChunk, as serve's pipeline.
 	CodecChunk int
 	// AlternateReference times the float32 reference predictor too
 	// (loaded with qwen3tts.Options.ParityCheck), alternating with the
@@ -121,6 +121,7 @@ type ttsRun struct {
 	stats       qwen3tts.Stats
 	codec       time.Duration
 	codes       [][]int // the first stream's frames, when run without the codec
+	chunks      []int   // the first stream's codec pushes, in frames
 }
 
 // RunTTS measures speech generation: text to codes (talker, predictor,
@@ -159,7 +160,7 @@ func RunTTS(m *qwen3tts.Model, dec *codec.Decoder, name string, opt TTSOptions) 
 			if runs[i], err = ttsOnce(m, dec, opt, opt.Frames, seed, false); err != nil {
 				return err
 			}
-			if alone[i], err = ttsAlone(m, dec, opt, seed, false); err != nil {
+			if alone[i], err = ttsAlone(m, dec, opt, seed, false, runs[i].chunks); err != nil {
 				return err
 			}
 			if alternatePeak {
@@ -167,7 +168,7 @@ func RunTTS(m *qwen3tts.Model, dec *codec.Decoder, name string, opt TTSOptions) 
 				peaks = append(peaks, MeasureFMAPeak(kernels.Threads(), 5).Median)
 			}
 			if opt.AlternateReference {
-				r, err := ttsAlone(m, nil, opt, seed, true)
+				r, err := ttsAlone(m, nil, opt, seed, true, nil)
 				if err != nil {
 					return err
 				}
@@ -231,10 +232,10 @@ func floors(res *TTSResult, m *qwen3tts.Model, dec *codec.Decoder, opt TTSOption
 
 // ttsAlone makes the utterances of ttsOnce without the codec (ref: with
 // the float32 reference predictor), then, with dec, pushes the first
-// one's frames through a codec stream alone, the first frame alone and
-// then opt.CodecChunk at a time (codecSink's chunks when the codec keeps
-// up), timing that as the run's codec.
-func ttsAlone(m *qwen3tts.Model, dec *codec.Decoder, opt TTSOptions, seed uint64, ref bool) (ttsRun, error) {
+// one's frames through a codec stream alone in chunks (the frames of
+// each push of the same utterance made beside the talker; past them,
+// the rest at once), timing that as the run's codec.
+func ttsAlone(m *qwen3tts.Model, dec *codec.Decoder, opt TTSOptions, seed uint64, ref bool, chunks []int) (ttsRun, error) {
 	r, err := ttsOnce(m, nil, opt, opt.Frames, seed, ref)
 	if err != nil || dec == nil {
 		return r, err
@@ -247,7 +248,10 @@ func ttsAlone(m *qwen3tts.Model, dec *codec.Decoder, opt TTSOptions, seed uint64
 		for _, c := range f {
 			codes = append(codes, int32(c))
 		}
-		if i == 0 || len(codes) >= max(1, opt.CodecChunk)*len(f) || i == len(r.codes)-1 {
+		if (len(chunks) > 0 && len(codes) >= chunks[0]*len(f)) || i == len(r.codes)-1 {
+			if len(chunks) > 0 {
+				chunks = chunks[1:]
+			}
 			if pcm, err = s.Push(pcm[:0], codes); err != nil {
 				return r, err
 			}
@@ -300,7 +304,7 @@ func ttsOnce(m *qwen3tts.Model, dec *codec.Decoder, opt TTSOptions, frames int, 
 			}
 			continue
 		}
-		sink := newCodecSink(dec, &r, &mu, &beside, i == 0, start, max(1, opt.CodecChunk))
+		sink := newCodecSink(dec, &r, &mu, &beside, i == 0, start, opt.CodecChunk)
 		req.OnFrame, flush[i] = sink.onFrame, sink.flush
 	}
 	res, err := m.Generate(reqs)
@@ -328,7 +332,11 @@ func ttsOnce(m *qwen3tts.Model, dec *codec.Decoder, opt TTSOptions, frames int, 
 // under mu.
 type codecSink struct {
 	s             *codec.Stream
-	groups, chunk int
+	dec           *codec.Decoder
+	groups, chunk int       // chunk 0: dec.LaterChunk
+	decoded       int       // frames decoded, under mu
+	firstAt       time.Time // when the first frame's audio was out, under mu
+	mu            *sync.Mutex
 	work          chan codecPush // chunks to decode
 	idle          chan error     // holds a token (the last push's error) while the codec is idle
 	queued        []int32
@@ -343,7 +351,7 @@ type codecPush struct {
 }
 
 func newCodecSink(dec *codec.Decoder, r *ttsRun, mu, beside *sync.Mutex, first bool, start time.Time, chunk int) *codecSink {
-	c := &codecSink{s: dec.NewStream(codec.DefaultChunk), groups: dec.Config().Quantizers, chunk: chunk,
+	c := &codecSink{s: dec.NewStream(codec.DefaultChunk), dec: dec, groups: dec.Config().Quantizers, chunk: chunk, mu: mu,
 		work: make(chan codecPush), idle: make(chan error, 1)}
 	c.idle <- nil
 	go func() {
@@ -362,6 +370,13 @@ func newCodecSink(dec *codec.Decoder, r *ttsRun, mu, beside *sync.Mutex, first b
 			mu.Lock()
 			if r.allFrames == 0 {
 				r.first = time.Since(start)
+			}
+			if c.decoded == 0 {
+				c.firstAt = time.Now()
+			}
+			c.decoded += n
+			if first {
+				r.chunks = append(r.chunks, n)
 			}
 			r.allFrames += n
 			if first {
@@ -401,7 +416,13 @@ func (c *codecSink) onFrame(frame []int) error {
 		c.idle <- err
 		return err
 	}
-	if len(c.queued) < c.chunk*c.groups {
+	want := c.chunk
+	if want == 0 {
+		c.mu.Lock()
+		want = c.dec.LaterChunk(c.decoded, time.Since(c.firstAt))
+		c.mu.Unlock()
+	}
+	if len(c.queued) < want*c.groups {
 		return nil
 	}
 	select {

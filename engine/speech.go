@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/siskin-ml/siskin/model/qwen3tts"
 	"github.com/siskin-ml/siskin/model/qwen3tts/codec"
@@ -19,17 +20,11 @@ type Speech struct {
 	Codes bool
 	// FirstChunk is how many frames the first audio chunk waits for (time
 	// to first audio against chunk overhead); 0 means 1. Later chunks wait
-	// for DefaultLaterChunk frames, or take whatever queued while the codec
+	// for the codec's LaterChunk frames (two, more once the audio sent is
+	// well ahead of playback), or take whatever queued while the codec
 	// was busy if that is more; the last one takes what is left.
 	FirstChunk int
 }
-
-// DefaultLaterChunk is the frames each audio chunk after the first waits
-// for: the codec reads all its weights once per chunk, and at one frame a
-// chunk that read is about a third of its time (2-vCPU Zen 3: 58 ms a
-// frame pushed singly, 42 ms in pairs, 40 ms in fours), while each frame waited
-// for delays the chunk's audio by one frame (80 ms of audio).
-const DefaultLaterChunk = 2
 
 // NewSpeechPipeline starts an engine that speaks: the Qwen3-TTS talker
 // and code predictor in one stage (each talker step needs the frame the
@@ -199,8 +194,9 @@ type codecStage struct {
 type codecItem struct {
 	sp      *Speech
 	stream  *codec.Stream
-	pending []int32 // frames waiting for their chunk
-	frames  int     // frames decoded
+	pending []int32   // frames waiting for their chunk
+	frames  int       // frames decoded
+	firstAt time.Time // when the first chunk's audio went out
 	// flight, while a chunk decodes beside the talker, receives its
 	// audio; flying holds that chunk's codes meanwhile.
 	flight chan codecChunk
@@ -283,7 +279,7 @@ func (c *codecStage) decode(it *Item, ci *codecItem, finish FinishReason) {
 	groups := c.dec.Config().Quantizers
 	want := max(1, ci.sp.FirstChunk)
 	if ci.frames > 0 {
-		want = DefaultLaterChunk
+		want = c.dec.LaterChunk(ci.frames, time.Since(ci.firstAt))
 	}
 	if finish == "" && (ci.flight != nil || len(ci.pending) < want*groups) {
 		return
@@ -307,6 +303,9 @@ func (c *codecStage) decode(it *Item, ci *codecItem, finish FinishReason) {
 		if pcm, err = ci.stream.Push(nil, ci.pending); err != nil {
 			it.Fail(fmt.Errorf("codec: %w", err))
 			return
+		}
+		if ci.frames == 0 {
+			ci.firstAt = time.Now()
 		}
 		ci.frames += len(ci.pending) / groups
 		ci.pending = ci.pending[:0]

@@ -202,8 +202,9 @@ func TestSpeechSDK(t *testing.T) {
 		chunks = append(chunks, len(b)/(2*f.sp.samplesPerFrame()))
 	}
 	// The first chunk waits for its 3 frames, later ones for at least
-	// engine.DefaultLaterChunk (2; more if frames queued while the codec
-	// was busy), the last takes what is left.
+	// codec.MinLaterChunk (2; more once the audio is ahead of playback, or
+	// if frames queued while the codec was busy), the last takes what is
+	// left.
 	if len(chunks) < 2 || chunks[0] != 3 || slices.ContainsFunc(chunks[1:len(chunks)-1], func(n int) bool { return n < 2 }) {
 		t.Errorf("SSE deltas of %v frames, want 3, then at least 2 each but the last", chunks)
 	}

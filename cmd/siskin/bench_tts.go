@@ -8,7 +8,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/siskin-ml/siskin/bench"
-	"github.com/siskin-ml/siskin/engine"
 	"github.com/siskin-ml/siskin/model/qwen3tts"
 	"github.com/siskin-ml/siskin/model/qwen3tts/codec"
 	"github.com/siskin-ml/siskin/tensor"
@@ -27,7 +26,7 @@ func (t *ttsBenchFlags) register(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.BoolVar(&t.on, "tts", false, "benchmark a Qwen3-TTS folder: text to codes to PCM")
 	f.IntVar(&t.frames, "frames", 125, "--tts: frames per utterance (80 ms each)")
-	f.IntVar(&t.codecChunk, "codec-chunk", engine.DefaultLaterChunk, "--tts: frames each codec push after an utterance's first frame waits for (as serve's pipeline does; 1 pushes every frame alone)")
+	f.IntVar(&t.codecChunk, "codec-chunk", 0, "--tts: frames each codec push after an utterance's first frame waits for (0: as serve's pipeline does, codec LaterChunk: 2, more once the audio is ahead of real time; 1 pushes every frame alone)")
 	f.BoolVar(&t.ignoreEOS, "ignore-eos", false, "--tts: mask EOS so every utterance runs --frames frames")
 	f.StringVar(&t.text, "text", "The quick brown fox jumps over the lazy dog, and then it runs far away.", "--tts: the text spoken")
 	f.BoolVar(&t.w8, "predictor-w8a8", false, "--tts: hold the code predictor's weights as int8 (w8a8), converted at load (--predictor w8a8)")
@@ -89,8 +88,8 @@ func benchTTS(cmd *cobra.Command, dir string, t *ttsBenchFlags, opt bench.TTSOpt
 	if t.frames < 1 {
 		return fmt.Errorf("--frames must be at least 1, got %d", t.frames)
 	}
-	if t.codecChunk < 1 || t.codecChunk > codec.DefaultChunk {
-		return fmt.Errorf("--codec-chunk must be 1 to %d frames, got %d", codec.DefaultChunk, t.codecChunk)
+	if t.codecChunk < 0 || t.codecChunk > codec.DefaultChunk {
+		return fmt.Errorf("--codec-chunk must be 0 (adaptive) or 1 to %d frames, got %d", codec.DefaultChunk, t.codecChunk)
 	}
 	for _, n := range t.concurrency {
 		if n < 1 || n > 64 {

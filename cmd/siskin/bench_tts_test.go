@@ -64,7 +64,7 @@ func TestBenchTTS(t *testing.T) {
 		!(many[0].Ratio > 0) || len(many[0].Parity) != 3 || many[0].Parity[1].Steps != 2*15 {
 		t.Fatalf("--concurrency 1,2 with parity: %v\n%s", err, out)
 	}
-	for _, bad := range [][]string{{"--predictor", "q4_0"}, {"--predictor", "int4"}, {"--talker", "w4a16"}, {"--predictor-parity-check"}, {"--concurrency", "0"}, {"--codec-chunk", "0"}, {"--codec-chunk", "17"}} {
+	for _, bad := range [][]string{{"--predictor", "q4_0"}, {"--predictor", "int4"}, {"--talker", "w4a16"}, {"--predictor-parity-check"}, {"--concurrency", "0"}, {"--codec-chunk", "-1"}, {"--codec-chunk", "17"}} {
 		if _, err := siskin(t, append([]string{"bench", "--tts", "-m", dir, "--frames", "1", "-r", "1", "--no-bandwidth"}, bad...)...); err == nil {
 			t.Fatalf("%v accepted", bad)
 		}

@@ -37,13 +37,13 @@ func BenchmarkRealStream(b *testing.B) {
 	for i := range codes {
 		codes[i] = int32(rng.IntN(2048))
 	}
-	for _, chunk := range []int{1, 2} {
+	for _, chunk := range []int{1, 2, 4, 8, 13} {
 		b.Run(fmt.Sprintf("chunk=%d", chunk), func(b *testing.B) {
 			s := d.NewStream(chunk)
 			for b.Loop() {
 				s.Reset()
 				for f := 0; f < frames; f += chunk {
-					if _, err := s.Push(nil, codes[f*16:(f+chunk)*16]); err != nil {
+					if _, err := s.Push(nil, codes[f*16:min(f+chunk, frames)*16]); err != nil {
 						b.Fatal(err)
 					}
 				}

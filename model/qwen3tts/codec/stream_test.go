@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/siskin-ml/siskin/internal/testdata"
 	"github.com/siskin-ml/siskin/kernels"
@@ -188,4 +189,28 @@ func TestFLOPsPerFrameReleased(t *testing.T) {
 		t.Fatalf("FLOPs per frame %.4g, want 4.96e9 within 2%%", got)
 	}
 	t.Logf("%.4g FLOP per frame", got)
+}
+
+// TestLaterChunk: two frames while little audio is ahead of playback,
+// half of what is ahead once it grows, at most MaxLaterChunk.
+func TestLaterChunk(t *testing.T) {
+	d := tiny(t)
+	if f := d.FrameDuration(); f != 80*time.Millisecond {
+		t.Fatalf("frame duration %v, want 80ms", f)
+	}
+	for _, c := range []struct {
+		decoded int
+		since   time.Duration
+		want    int
+	}{
+		{1, 0, MinLaterChunk},                        // 80 ms ahead
+		{3, 80 * time.Millisecond, MinLaterChunk},    // 160 ms ahead: 1 frame
+		{16, 640 * time.Millisecond, 4},              // 640 ms ahead
+		{20, 1900 * time.Millisecond, MinLaterChunk}, // behind
+		{100, time.Second, MaxLaterChunk},
+	} {
+		if got := d.LaterChunk(c.decoded, c.since); got != c.want {
+			t.Errorf("LaterChunk(%d, %v) = %d, want %d", c.decoded, c.since, got, c.want)
+		}
+	}
 }
