@@ -194,8 +194,8 @@ func q8z8(a *asm, four bool) {
 		// 1.67-1.70x, 1.59-1.60x, 1.46x), on an L2 tile 0.98-1.02x.
 		for k := 0; k < 8; k++ {
 			if k < 5 {
-				a.op("PREFETCHT0 %d(SI)", 8*gb+64*k)
-				a.op("PREFETCHT0 %d(SI)(R10*1)", 8*gb+64*k)
+				prefetch2(a, 8*gb+64*k, farAhead(gb, 18), "(SI)")
+				prefetch2(a, 8*gb+64*k, farAhead(gb, 18), "(SI)(R10*1)")
 			}
 			w := 24 + k%2
 			pairLoad(a, 32*k, w)
@@ -465,9 +465,9 @@ func q6kPrefetch(a *asm, n, pass, k int) {
 	for j := st * lines / 16; j < (st+1)*lines/16; j++ {
 		off := 1680 + 256*(j/4) + 64*(j/2%2)
 		if j%2 == 0 {
-			a.op("PREFETCHT0 %d(SI)", off)
+			prefetch2(a, off, farAhead(1680, 18), "(SI)")
 		} else {
-			a.op("PREFETCHT0 %d(SI)(R10*1)", off)
+			prefetch2(a, off, farAhead(1680, 18), "(SI)(R10*1)")
 		}
 	}
 }
@@ -524,6 +524,30 @@ func pairLoad16x(a *asm, off int, r int) {
 func pairLoad16At(a *asm, base string, off int, r int) {
 	a.op("VMOVDQU64 %d(%s), X%d", off, base, r)
 	a.op("VINSERTI32X4 $1, %d(%s)(R10*1), Y%d, Y%d", off, base, r, r)
+}
+
+// prefetch2 prefetches the line at off+addr into L1 (T0) and the line
+// far bytes further on into L2 (T1). far is a whole number of the group
+// stream's blocks (farAhead), so the far prefetches cover every line the
+// near ones do. The near prefetch alone, one block or so ahead, left the
+// batched kernels reading weights from memory at a half to two thirds of
+// their rate on an L2 tile: the L1 misses it keeps in flight do not
+// cover the memory's latency at the rate eight activation rows consume a
+// group. BenchmarkPackedStream8/rows=8 (one thread, 256 MiB; Zen 5, 2
+// vCPUs; alternated, two or three runs), from memory, multiply-adds a
+// second before and after: Q6_K 118-122 and 162-184 (far 8 and 16 blocks
+// on measured alike, 4 on 141-146, 24 on 151-153; T2 below T1; the far
+// prefetch without the near one 142-199), Q4_0 227-231 and 253-257,
+// Q8_0 183-201 and 193-237; Q4_K's quad kernel (four streams) 197-204 and
+// 208-247 with 36 KiB (18 KiB: 186-197), the L2 tile unchanged in all.
+func prefetch2(a *asm, off, far int, addr string) {
+	a.op("PREFETCHT0 %d%s", off, addr)
+	a.op("PREFETCHT1 %d%s", off+far, addr)
+}
+
+// farAhead is about kib KiB rounded up to whole blocks of gb bytes.
+func farAhead(gb, kib int) int {
+	return (kib<<10 + gb - 1) / gb * gb
 }
 
 // pairLoadAt is pairLoad for the pair of groups at base.

@@ -73,7 +73,7 @@ func q4k8quad(a *asm) {
 	}
 	a.label(l + "block")
 	for off := 1152 + 1024; off < 2*1152; off += 64 {
-		quadPrefetchLine(a, off)
+		quadPrefetchLine(a, off, farAhead(1152, 36))
 	}
 	a.op("MOVQ %d(SP), DX", ab)
 	q4kScales8At(a, "SI", "DX", sc, mp, 128)
@@ -155,13 +155,9 @@ func q4kQuadChunk(a *asm, prefetch bool) {
 			// Line k/2 of the chunk's part of the next block, two of
 			// the four groups per step.
 			off := 1152 + 64*(k/2)
-			if k%2 == 0 {
-				a.op("PREFETCHT0 %d(SI)", off)
-				a.op("PREFETCHT0 %d(SI)(R10*1)", off)
-			} else {
-				a.op("PREFETCHT0 %d(BX)", off)
-				a.op("PREFETCHT0 %d(BX)(R10*1)", off)
-			}
+			base := []string{"(SI)", "(BX)"}[k%2]
+			prefetch2(a, off, farAhead(1152, 36), base)
+			prefetch2(a, off, farAhead(1152, 36), base+"(R10*1)")
 		}
 		for w, base := range []string{"SI", "BX"} {
 			lo, hi := 25+2*w, 26+2*w
@@ -206,10 +202,10 @@ func q4kQuadChunkNext(a *asm, label string, cc int) {
 
 // quadPrefetchLine prefetches the line off bytes on of all four groups
 // (the pairs at SI and BX).
-func quadPrefetchLine(a *asm, off int) {
-	for _, base := range []string{"SI", "BX"} {
-		a.op("PREFETCHT0 %d(%s)", off, base)
-		a.op("PREFETCHT0 %d(%s)(R10*1)", off, base)
+func quadPrefetchLine(a *asm, off, far int) {
+	for _, base := range []string{"(SI)", "(BX)"} {
+		prefetch2(a, off, far, base)
+		prefetch2(a, off, far, base+"(R10*1)")
 	}
 }
 
@@ -306,7 +302,7 @@ func q40quad(a *asm) {
 		a.label(fmt.Sprintf("%sblock%d", l, h))
 		if h == 0 {
 			for off := 8 * 144; off < 9*144; off += 64 {
-				quadPrefetchLine(a, off)
+				quadPrefetchLine(a, off, farAhead(144, 18))
 			}
 		}
 		q40QuadBlock(a)
