@@ -594,13 +594,15 @@ func BenchmarkFloatMatVec(b *testing.B) {
 	}
 }
 
-// BenchmarkLayerStream: a decode step's matrix-vector products (Q4_K,
-// prepared) on the default threads, layer by layer over 300 MiB of
-// weights (past the last-level cache), for the Qwen3-TTS talker's layer
-// shapes (hidden 1024: 0.6-1.7 MB a matrix) and Qwen3-1.7B's (hidden
-// 2048), alternated with the read-only probe over the same bytes; rates
-// by the wall clock, medians. Small matrices show what each job's
-// hand-offs and the threads' jumps between chunks cost.
+// BenchmarkLayerStream: a decode step's matrix products (Q4_K, prepared)
+// on the default threads, layer by layer over 300 MiB of weights (past
+// the last-level cache), for the Qwen3-TTS talker's layer shapes (hidden
+// 1024: 0.6-1.7 MB a matrix) and Qwen3-1.7B's (hidden 2048), with one
+// activation row (one stream) and eight (a batch of eight streams),
+// alternated with the read-only probe over the same bytes; rates by the
+// wall clock, medians. Small matrices show what each job's hand-offs and
+// the threads' jumps between chunks cost; eight rows, how far the batched
+// kernels stay from the bandwidth they could use.
 func BenchmarkLayerStream(b *testing.B) {
 	const total = 300 << 20
 	rng := newRNG(17)
@@ -616,30 +618,32 @@ func BenchmarkLayerStream(b *testing.B) {
 			mats = append(mats, randomMatrix(rng, tensor.Q4_K, sh[0], sh[1]))
 			bytes += len(mats[i].Data)
 		}
-		xs, outs := map[int][]float32{}, map[int][]float32{}
-		for _, sh := range set.shapes {
-			xs[sh[1]], outs[sh[0]] = randomVec(rng, sh[1]), make([]float32, sh[0])
-		}
-		b.Run(set.name, func(b *testing.B) {
-			for _, m := range mats {
-				kernels.Prepare(m)
-				defer kernels.Release(m)
+		for _, n := range []int{1, 8} {
+			xs, outs := map[int][]float32{}, map[int][]float32{}
+			for _, sh := range set.shapes {
+				xs[sh[1]], outs[sh[0]] = randomVec(rng, n*sh[1]), make([]float32, n*sh[0])
 			}
-			var kt, pt []float64
-			for b.Loop() {
-				t0 := time.Now()
+			b.Run(fmt.Sprintf("%s/rows=%d", set.name, n), func(b *testing.B) {
 				for _, m := range mats {
-					kernels.MatVec(outs[m.Rows], m, xs[m.Cols])
+					kernels.Prepare(m)
+					defer kernels.Release(m)
 				}
-				t1 := time.Now()
-				readProbe(mats, kernels.Threads())
-				t2 := time.Now()
-				kt = append(kt, float64(bytes)/t1.Sub(t0).Seconds()/1e9)
-				pt = append(pt, float64(bytes)/t2.Sub(t1).Seconds()/1e9)
-			}
-			b.ReportMetric(median(kt), "kernel-GB/s")
-			b.ReportMetric(median(pt), "probe-GB/s")
-			b.ReportMetric(median(kt)/median(pt), "ratio")
-		})
+				var kt, pt []float64
+				for b.Loop() {
+					t0 := time.Now()
+					for _, m := range mats {
+						kernels.MatMul(outs[m.Rows], m, xs[m.Cols], n)
+					}
+					t1 := time.Now()
+					readProbe(mats, kernels.Threads())
+					t2 := time.Now()
+					kt = append(kt, float64(bytes)/t1.Sub(t0).Seconds()/1e9)
+					pt = append(pt, float64(bytes)/t2.Sub(t1).Seconds()/1e9)
+				}
+				b.ReportMetric(median(kt), "kernel-GB/s")
+				b.ReportMetric(median(pt), "probe-GB/s")
+				b.ReportMetric(median(kt)/median(pt), "ratio")
+			})
+		}
 	}
 }
