@@ -194,8 +194,10 @@ func q8z8(a *asm, four bool) {
 		// 1.67-1.70x, 1.59-1.60x, 1.46x), on an L2 tile 0.98-1.02x.
 		for k := 0; k < 8; k++ {
 			if k < 5 {
-				prefetch2(a, 8*gb+64*k, farAhead(gb, 18), "(SI)")
-				prefetch2(a, 8*gb+64*k, farAhead(gb, 18), "(SI)(R10*1)")
+				if k == 0 {
+					a.op("LEAQ (SI)(R10*2), R15")
+				}
+				prefetch2(a, 8*gb+64*k, "(SI)", 64*k)
 			}
 			w := 24 + k%2
 			pairLoad(a, 32*k, w)
@@ -396,6 +398,7 @@ func q6k8z(a *asm) {
 		a.op("VPXORD %s, %s, %s", z(r), z(r), z(r))
 	}
 	a.label(l + "half")
+	a.op("LEAQ (SI)(R10*2), R15") // the next pair, for q6kPrefetch
 	for n := 0; n < 2; n++ {
 		for pass := 0; pass < 2; pass++ {
 			q6kPass8(a, n, pass)
@@ -465,9 +468,11 @@ func q6kPrefetch(a *asm, n, pass, k int) {
 	for j := st * lines / 16; j < (st+1)*lines/16; j++ {
 		off := 1680 + 256*(j/4) + 64*(j/2%2)
 		if j%2 == 0 {
-			prefetch2(a, off, farAhead(1680, 18), "(SI)")
+			a.op("PREFETCHT0 %d(SI)", off)
+			a.op("PREFETCHT1 %d(R15)", off-1680)
 		} else {
-			prefetch2(a, off, farAhead(1680, 18), "(SI)(R10*1)")
+			a.op("PREFETCHT0 %d(SI)(R10*1)", off)
+			a.op("PREFETCHT1 %d(R15)(R10*1)", off-1680)
 		}
 	}
 }
@@ -526,28 +531,35 @@ func pairLoad16At(a *asm, base string, off int, r int) {
 	a.op("VINSERTI32X4 $1, %d(%s)(R10*1), Y%d, Y%d", off, base, r, r)
 }
 
-// prefetch2 prefetches the line at off+addr into L1 (T0) and the line
-// far bytes further on into L2 (T1). far is a whole number of the group
-// stream's blocks (farAhead), so the far prefetches cover every line the
-// near ones do. The near prefetch alone, one block or so ahead, left the
-// batched kernels reading weights from memory at a half to two thirds of
-// their rate on an L2 tile: the L1 misses it keeps in flight do not
-// cover the memory's latency at the rate eight activation rows consume a
-// group. BenchmarkPackedStream8/rows=8 (one thread, 256 MiB; Zen 5, 2
-// vCPUs; alternated, two or three runs), from memory, multiply-adds a
-// second before and after: Q6_K 118-122 and 162-184 (far 8 and 16 blocks
-// on measured alike, 4 on 141-146, 24 on 151-153; T2 below T1; the far
-// prefetch without the near one 142-199), Q4_0 227-231 and 253-257,
-// Q8_0 183-201 and 193-237; Q4_K's quad kernel (four streams) 197-204 and
-// 208-247 with 36 KiB (18 KiB: 186-197), the L2 tile unchanged in all.
-func prefetch2(a *asm, off, far int, addr string) {
-	a.op("PREFETCHT0 %d%s", off, addr)
-	a.op("PREFETCHT1 %d%s", off+far, addr)
-}
-
-// farAhead is about kib KiB rounded up to whole blocks of gb bytes.
-func farAhead(gb, kib int) int {
-	return (kib<<10 + gb - 1) / gb * gb
+// prefetch2 prefetches the line at off bytes past base (SI for the
+// pair's first group) and the pair's second group (R10 on) into L1 (T0),
+// and the line farOff bytes past R15 (set by the caller to SI + 2*R10,
+// where the next pair's groups start) and its second group into L2 (T1):
+// the same place in the weights the kernel reads one pair later. The near
+// prefetch alone, a block or so ahead, left the batched kernels reading
+// weights from memory at a half to two thirds of their rate on an L2
+// tile: the L1 misses it keeps in flight do not cover the memory's
+// latency at the rate eight activation rows consume a group.
+// BenchmarkPackedStream8/rows=8 (one thread, 256 MiB, 2048 columns; Zen
+// 5, 2 vCPUs; alternated, two or three runs), from memory, multiply-adds
+// a second before and with a far prefetch a fixed 18 KiB on: Q6_K 118-122
+// and 162-184 (8 and 16 blocks on measured alike, 4 on 141-146, 24 on
+// 151-153; T2 below T1; the far prefetch without the near one 142-199),
+// Q4_0 227-231 and 253-257, Q8_0 183-201 and 193-237; Q4_K's quad kernel
+// (four groups) 197-204 and 208-247 with 36 KiB (a quad of 2048 columns;
+// 18 KiB: 186-197), the L2 tile unchanged in all. A fixed distance lands
+// inside the current pair or quad for wider matrices (6144 columns), so
+// the far prefetch follows the layout instead: against the fixed one
+// (same benchmark, two alternated runs) Q4_K 233-238 and 213-225, Q6_K
+// 176-179 and 145-157, Q8_0 228-234 and 183-194 (Q4_0 keeps the fixed
+// distance: see q40quad); on two threads (BenchmarkLayerStream, the
+// Qwen3-1.7B shapes, eight rows) and in siskin serve with eight streams,
+// level with it.
+func prefetch2(a *asm, off int, base string, farOff int) {
+	a.op("PREFETCHT0 %d%s", off, base)
+	a.op("PREFETCHT0 %d%s(R10*1)", off, base)
+	a.op("PREFETCHT1 %d(R15)", farOff)
+	a.op("PREFETCHT1 %d(R15)(R10*1)", farOff)
 }
 
 // pairLoadAt is pairLoad for the pair of groups at base.
