@@ -433,7 +433,7 @@ func q8z(a *asm, four bool, A int) {
 		a.op("VPXORD %s, %s, %s", z(12+i), z(12+i), z(12+i))
 	}
 	a.label(l("block"))
-	if A == 4 {
+	if A == 4 && four {
 		farAhead = 8 * gb
 		defer func() { farAhead = 0 }()
 	}
@@ -632,15 +632,16 @@ func pairPrefetchBase(a *asm, gb, ahead int, tmp string) {
 	}
 }
 
-// farAhead, when not 0, is the near prefetch distance of the Q4_0 or
-// Q8_0 four-row kernel being generated: prefetchPair then also
-// prefetches, into L2 (T1), the line at the same place of the next pair
-// (R15, set by pairPrefetchBase), as the eight-row kernels do
-// (prefetch2). BenchmarkPackedStream8/rows=4 (one thread, 256 MiB, Zen
-// 5, 2 vCPUs, alternated twice), from memory, multiply-adds a second
-// before and after: Q4_0 127-134 and 190-231, Q8_0 98-118 and 124-144
-// (on an L2 tile 0.90-0.93x); Q4_K's and Q6_K's (4 KiB ahead, more lines
-// a block) measured 0.96-1.05x and 0.81-0.88x with it, so they have none.
+// farAhead, when not 0, is the near prefetch distance of the Q4_0
+// four-row kernel being generated: prefetchPair then also prefetches,
+// into L2 (T1), the line at the same place of the next pair (R15, set by
+// pairPrefetchBase), as the eight-row kernels do (prefetch2).
+// BenchmarkPackedStream8/rows=4 (one thread, 256 MiB, Zen 5, 2 vCPUs,
+// alternated, four runs), from memory, multiply-adds a second before and
+// after: Q4_0 123-134 and 166-231, the L2 tile level. Q8_0's measured
+// 1.2-1.3x in one run and 0.88-0.99x in another, its L2 tile 0.90-0.93x;
+// Q4_K's and Q6_K's (4 KiB ahead, more lines a block) 0.96-1.05x and
+// 0.81-0.88x: they have none.
 var farAhead int
 
 // scratchReg is pairPrefetchBase's scratch register in a kernel of A
