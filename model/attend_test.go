@@ -93,7 +93,11 @@ func benchAttend(b *testing.B, cached, added int) {
 }
 
 func benchAttendOf(b *testing.B, typ kv.Type, cached, added int) {
-	c := newAttendCaseOf(rand.New(rand.NewPCG(1, 2)), typ, 8, 2, 256, 512, []int{cached}, []int{added})
+	benchAttendShape(b, typ, 8, 2, 256, 512, cached, added)
+}
+
+func benchAttendShape(b *testing.B, typ kv.Type, heads, kvHeads, hd, window, cached, added int) {
+	c := newAttendCaseOf(rand.New(rand.NewPCG(1, 2)), typ, heads, kvHeads, hd, window, []int{cached}, []int{added})
 	out := c.out()
 	b.ResetTimer()
 	cpu := cputime.Process()
@@ -107,6 +111,10 @@ func benchAttendOf(b *testing.B, typ kv.Type, cached, added int) {
 }
 
 func BenchmarkAttendPrefill512(b *testing.B) { benchAttend(b, 0, 512) }
+
+// BenchmarkAttendPrefill512Qwen3: the Qwen3-1.7B shape (16 query heads on
+// 8 KV heads of 128, no window), f16 cache.
+func BenchmarkAttendPrefill512Qwen3(b *testing.B) { benchAttendShape(b, kv.F16, 16, 8, 128, 0, 0, 512) }
 
 func BenchmarkAttendDecode512(b *testing.B) { benchAttend(b, 511, 1) }
 

@@ -637,17 +637,33 @@ func (a *Attention) attendChunk(b *Batch, li, window int, q []float32, st *stepK
 		if j+1 < len(blocks) {
 			nx = blocks[j+1].ks
 		}
-		for t := t0; t < t1; t++ {
-			s, e := span(b, window, t, c)
-			if s, e = max(s, blk.p0), min(e, blk.p0+blk.m); s < e {
+		for t := t0; t < t1; {
+			s, e := blk.span(b, window, t, c)
+			r := 1
+			if blk.ks.h != nil {
+				// Later rows that see the same keys of the block score
+				// with each query head's rows together (each score has
+				// the same bits alone or in any group of rows), so a key
+				// read serves up to four rows of one head, not the group's
+				// two heads of one row.
+				r = blk.run(b, window, t, t1, c, s, e)
+			}
+			if s < e {
 				for h := h0; h < h1; h += group {
 					n := nx.from((h / group) * hd)
 					ks := blk.ks.from((s-blk.p0)*kvd + (h/group)*hd)
 					out := sc[((t-t0)*a.Heads+h)*attnChunk+s-cs:]
-					a.dotRows(out, q, t*qd+h*hd, st.q8q, ks, e-s, n)
+					if r == 1 {
+						a.dotRows(out, q, t*qd+h*hd, st.q8q, ks, e-s, n)
+						continue
+					}
+					for g := range group {
+						kernels.DotRowsMultiNextF16(out[g*attnChunk:], a.Heads*attnChunk, q[t*qd+(h+g)*hd:], qd, r, hd, ks.h, kvd, e-s, a.Scale, n.h)
+					}
 				}
 				nx = kvRows{} // the tile's other rows read the same block
 			}
+			t += r
 		}
 	}
 	for t := t0; t < t1; t++ {
@@ -670,19 +686,50 @@ func (a *Attention) attendChunk(b *Batch, li, window int, q []float32, st *stepK
 		if j+1 < len(blocks) {
 			nx = blocks[j+1].vs
 		}
-		for t := t0; t < t1; t++ {
-			s, e := span(b, window, t, c)
-			if s, e = max(s, blk.p0), min(e, blk.p0+blk.m); s < e {
+		for t := t0; t < t1; {
+			s, e := blk.span(b, window, t, c)
+			r := 1
+			if blk.vs.h != nil {
+				r = blk.run(b, window, t, t1, c, s, e) // as for the scores
+			}
+			if s < e {
 				for h := h0; h < h1; h += group {
 					n := nx.from((h / group) * hd)
 					vs := blk.vs.from((s-blk.p0)*kvd + (h/group)*hd)
 					y, p := oc[(t-t0)*qd+h*hd:], sc[((t-t0)*a.Heads+h)*attnChunk+s-cs:]
-					a.axpyRows(y, p, vs, e-s, n)
+					if r == 1 {
+						a.axpyRows(y, p, vs, e-s, n)
+						continue
+					}
+					for g := range group {
+						kernels.AxpyRowsMultiNextF16(y[g*hd:], qd, r, hd, p[g*attnChunk:], a.Heads*attnChunk, e-s, vs.h, kvd, n.h)
+					}
 				}
 				nx = kvRows{}
 			}
+			t += r
 		}
 	}
+}
+
+// span is the part of the block row t sees in chunk c: [s, e), empty
+// when s >= e.
+func (blk *kvBlock) span(b *Batch, window, t, c int) (s, e int) {
+	s, e = span(b, window, t, c)
+	return max(s, blk.p0), min(e, blk.p0+blk.m)
+}
+
+// run is how many rows from t (before t1) see the block's part [s, e)
+// that row t sees (or, with t, none of it).
+func (blk *kvBlock) run(b *Batch, window, t, t1, c, s, e int) int {
+	r := 1
+	for ; t+r < t1; r++ {
+		s2, e2 := blk.span(b, window, t+r, c)
+		if !(s2 == s && e2 == e || s2 >= e2 && s >= e) {
+			break
+		}
+	}
+	return r
 }
 
 // dotRows sets the scores out (attnChunk apart per query head) of a KV
