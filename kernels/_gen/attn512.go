@@ -23,11 +23,17 @@ type attnType struct {
 	name  string
 	block int // elements per step of the dot loop
 	bytes int // bytes of a step of one row
+	// prefetch is the instruction that asks for the next rows. Decode
+	// over a deep f16 cache (Qwen3-1.7B's shape, 2048 positions, two
+	// threads: BenchmarkAttendDecodeQwen3_2048) took 0.86-0.90x the time
+	// fetching them into L2 instead of L1; over q8_0, whose rows cost
+	// more arithmetic a byte, 1.0-1.1x, so it keeps L1.
+	prefetch string
 }
 
 var (
-	attnF16 = attnType{"F16", 16, 32}
-	attnQ8  = attnType{"Q8", 32, 34} // one q8_0 block: fp16 scale, 32 int8
+	attnF16 = attnType{"F16", 16, 32, "PREFETCHT1"}
+	attnQ8  = attnType{"Q8", 32, 34, "PREFETCHT0"} // one q8_0 block: fp16 scale, 32 int8
 )
 
 func attn512File() *asm {
@@ -177,15 +183,15 @@ func attnDotGroup(a *asm, t attnType, m, g int, tmp, loop string) {
 		for base := 0; base < g; base += 4 {
 			a.op("LEAQ (%s)(R15*1), %s", map[bool]string{true: "CX", false: "BX"}[base == 4], tmp)
 			for _, ix := range []string{"", "(R10*1)", "(R10*2)", "(R11*1)"} {
-				a.op("PREFETCHT0 (%s)%s", tmp, ix)
+				a.op("%s (%s)%s", t.prefetch, tmp, ix)
 			}
 		}
 	case g == 2:
-		a.op("PREFETCHT0 (BX)(R15*1)")
+		a.op("%s (BX)(R15*1)", t.prefetch)
 		a.op("LEAQ (BX)(R10*1), %s", tmp)
-		a.op("PREFETCHT0 (%s)(R15*1)", tmp)
+		a.op("%s (%s)(R15*1)", t.prefetch, tmp)
 	default:
-		a.op("PREFETCHT0 (BX)(R15*1)")
+		a.op("%s (BX)(R15*1)", t.prefetch)
 	}
 	if t == attnQ8 {
 		attnDotQ8Step(a, m, pairs, key, qrow, acc)
@@ -228,16 +234,34 @@ func attnDotQ8Step(a *asm, m, pairs int, key func(off, i int) string, qrow func(
 		a.op("VINSERTI64X4 $1, %s, Z%d, Z%d", key(2, 2*p+1), 8+p, 8+p)
 		a.op("VPXORD Z18, Z%d, Z%d", 8+p, 8+p)
 	}
+	// Each query's block and offset correction are loaded once a step
+	// into registers the step leaves free (loads, not multiplies, bound
+	// the kernel when every pair re-reads them).
+	free := q8QueryRegs[m]
+	for j := 0; j < m; j++ {
+		a.op("VMOVDQU32 %s, Z%d", qrow(0, j), free[2*j])
+		a.op("VMOVDQU32 %s, Z%d", qrow(64, j), free[2*j+1])
+	}
 	for j := 0; j < m; j++ {
 		for p := 0; p < pairs; p++ {
 			t := 24 + acc(j, p)%8
-			a.op("VMOVDQU32 %s, Z%d", qrow(64, j), t)
-			a.op("VPDPBUSD %s, Z%d, Z%d", qrow(0, j), 8+p, t)
+			a.op("VMOVDQA32 Z%d, Z%d", free[2*j+1], t)
+			a.op("VPDPBUSD Z%d, Z%d, Z%d", free[2*j], 8+p, t)
 			a.op("VCVTDQ2PS Z%d, Z%d", t, t)
 			a.op("VMULPS.BCST %s, Z%d, Z%d", qrow(128, j), t, t)
 			a.op("VFMADD231PS Z%d, Z%d, Z%d", 20+p, t, acc(j, p))
 		}
 	}
+}
+
+// q8QueryRegs are the registers free during a step of m query rows (keys
+// Z8 on and their scales Z20 on, one of each per pair of keys; Z16 the
+// scales' scratch; Z24-Z31 the products): a query's block and its offset
+// correction.
+var q8QueryRegs = map[int][]int{
+	1: {12, 13},
+	2: {12, 13, 17, 19},
+	4: {10, 11, 12, 13, 17, 19, 22, 23},
 }
 
 // attnDotF16Step emits one 16-element step of the f16 keys' dots.
@@ -365,7 +389,7 @@ func attnAxpyBlock(a *asm, t attnType, m, g int, loop string) {
 	a.op("MOVQ n+64(FP), DX")
 	a.label(loop)
 	for off := 0; off < t.bytes*g; off += 64 {
-		a.op("PREFETCHT0 %d(BX)(R11*1)", off)
+		a.op("%s %d(BX)(R11*1)", t.prefetch, off)
 	}
 	for c := 0; c < vecs; c++ {
 		r := 16 + c
