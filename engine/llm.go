@@ -188,6 +188,7 @@ func (l *llmStage) Step(batch []*Item) {
 	}
 	clear(picks)
 	l.picks = picks[:0]
+	model.RecycleLogits(logits)
 }
 
 // plan lays out a step: one token for every decoding item, then prompt

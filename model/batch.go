@@ -109,7 +109,7 @@ func (b *Batch) Head(x []float32, d int, norm []float32, eps float32, output *te
 		}
 		off += rows[i]
 	}
-	logits := make([]float32, len(want)/d*vocab)
+	logits := newLogits(len(want) / d * vocab)
 	if len(want) > 0 {
 		Linear(logits, output, want, len(want)/d)
 	}
