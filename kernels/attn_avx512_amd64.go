@@ -49,13 +49,15 @@ func axpyQ8x2AVX512(y []float32, ystride int, p []float32, pstride, n int, v []b
 func axpyQ8x4AVX512(y []float32, ystride int, p []float32, pstride, n int, v []byte, vstride, chunks int, next []byte)
 
 // avx512VecKernels is the AVX-512 tier's table of vector operations: the
-// AVX2 tier's with the attention kernels replaced.
+// AVX2 tier's with the attention kernels and softmax's exponentials
+// replaced.
 func avx512VecKernels(base *vecKernels) *vecKernels {
 	v := *base
 	v.dotRowsMultiF16, v.axpyRowsMultiF16 = dotRowsMultiF16AVX512, axpyRowsMultiF16AVX512
 	v.dotRowsMultiQ8, v.axpyRowsMultiQ8 = dotRowsMultiQ8AVX512, axpyRowsMultiQ8AVX512
 	v.q8QueryInt8, v.dotRowsMultiQ8Pre = true, dotRowsMultiQ8PreAVX512
 	v.wideF16Attend = true
+	v.expMax = expMaxAVX512
 	return &v
 }
 

@@ -151,3 +151,38 @@ func BenchmarkAttentionDecodeAVX512(b *testing.B) {
 		})
 	}
 }
+
+// TestExpMaxAVX512MatchesAVX2: the AVX-512 tier's softmax exponentials
+// (sixteen at a time, an odd eight in the low half) give the AVX2 tier's
+// bits, values and float64 sum alike, over lengths with every tail and
+// inputs with -Inf, NaN, +Inf, values far below the maximum (e^x below the
+// smallest normal float) and ties.
+func TestExpMaxAVX512MatchesAVX2(t *testing.T) {
+	if !supported[tierAVX512] {
+		t.Skip("this CPU or build has no AVX-512 F/BW/VL + VNNI: the avx512 tier is not tested here")
+	}
+	r := rand.New(rand.NewPCG(41, 42))
+	special := []float32{float32(math.Inf(-1)), float32(math.NaN()), float32(math.Inf(1)), -100, -87.3, 0, 1e-30}
+	for n := 0; n <= 80; n++ {
+		for trial := range 6 {
+			x := make([]float32, n)
+			for i := range x {
+				x[i] = float32(r.NormFloat64() * 8)
+				if trial >= 3 && r.IntN(6) == 0 {
+					x[i] = special[r.IntN(len(special)-trial%2*3)]
+				}
+			}
+			a, b := append([]float32(nil), x...), append([]float32(nil), x...)
+			ma, sa := expMaxAVX2(a)
+			mb, sb := expMaxAVX512(b)
+			if math.Float32bits(ma) != math.Float32bits(mb) || math.Float64bits(sa) != math.Float64bits(sb) {
+				t.Fatalf("n %d trial %d: avx512 max %v sum %v, avx2 %v %v", n, trial, mb, sb, ma, sa)
+			}
+			for i := range a {
+				if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
+					t.Fatalf("n %d trial %d: [%d] = %v, avx2 %v (input %v)", n, trial, i, b[i], a[i], x[i])
+				}
+			}
+		}
+	}
+}

@@ -73,6 +73,7 @@ func opsFile() *asm {
 	unary(a, "siluMulAVX2", true, func(a *asm) { silu(a, false) })
 	unary(a, "sigmoidAVX2", false, func(a *asm) { silu(a, true) })
 	expSub(a)
+	expSub512(a)
 	maxPS(a)
 	sumSq(a)
 	scaleMul(a)
@@ -231,6 +232,88 @@ func expSub(a *asm) {
 	a.op("VZEROUPPER")
 	a.op("RET")
 	a.raw("")
+}
+
+// expSub512: func expSubAVX512(x []float32, m float32) float64 is
+// expSubAVX2 sixteen elements at a time (len(x) a multiple of 8; an odd
+// eight last, in the low half): each element takes the same operations
+// (VRNDSCALEPS $8 rounds as VROUNDPS $8; masks replace the compare-and
+// ANDs), and the eight float64 lanes of Z12 are expSubAVX2's Y12 (lanes
+// 0-3) and Y13 (4-7), each eight elements added in the same order, so
+// the sum has the AVX2 tier's bits.
+func expSub512(a *asm) {
+	a.raw("// func expSubAVX512(x []float32, m float32) float64")
+	a.raw("TEXT ·expSubAVX512(SB), NOSPLIT, $0-40")
+	a.op("MOVQ x_base+0(FP), SI")
+	a.op("MOVQ x_len+8(FP), CX")
+	a.op("VBROADCASTSS m+24(FP), Z14")
+	a.op("VXORPS.BCST osign<>(SB), Z14, Z14") // b = -m
+	a.op("VXORPD Z12, Z12, Z12")
+	a.op("MOVL $0xff, AX")
+	a.op("KMOVW AX, K7") // the low eight lanes
+	a.op("SHRQ $3, CX")
+	a.op("JZ expsub5done")
+	a.label("expsub5loop")
+	a.op("CMPQ CX, $1")
+	a.op("JEQ expsub5half")
+	a.op("VMOVUPS (SI), Z0")
+	expSubStep512(a)
+	a.op("VMOVUPS Z5, (SI)")
+	a.op("VCVTPS2PD Y5, Z6")
+	a.op("VADDPD Z6, Z12, Z12")
+	a.op("VEXTRACTF32X8 $1, Z5, Y7")
+	a.op("VCVTPS2PD Y7, Z7")
+	a.op("VADDPD Z7, Z12, Z12")
+	a.op("ADDQ $64, SI")
+	a.op("SUBQ $2, CX")
+	a.op("JNZ expsub5loop")
+	a.op("JMP expsub5done")
+	a.label("expsub5half")
+	a.op("VMOVUPS.Z (SI), K7, Z0")
+	expSubStep512(a)
+	a.op("VMOVUPS Y5, (SI)")
+	a.op("VCVTPS2PD Y5, Z6")
+	a.op("VADDPD Z6, Z12, Z12")
+	a.label("expsub5done")
+	a.op("VEXTRACTF64X4 $1, Z12, Y13")
+	hsumPD(a)
+	a.op("VMOVSD X12, ret+32(FP)")
+	a.op("VZEROUPPER")
+	a.op("RET")
+	a.raw("")
+}
+
+// expSubStep512 sets Z5 = e^(Z0-m) as expSubAVX2 does per element (Z14 =
+// -m; Z1-Z4, Z6-Z8, K1-K3 scratch).
+func expSubStep512(a *asm) {
+	a.op("VADDPS Z14, Z0, Z1")    // s
+	a.op("VSUBPS Z0, Z1, Z2")     // bb = s - a
+	a.op("VSUBPS Z2, Z1, Z3")     // s - bb
+	a.op("VSUBPS Z3, Z0, Z3")     // a - (s - bb)
+	a.op("VSUBPS Z2, Z14, Z4")    // b - bb
+	a.op("VADDPS Z4, Z3, Z3")     // err
+	a.op("VCMPPS $7, Z3, Z3, K3") // err is not NaN (infinite operands)
+	a.op("VMOVAPS.Z Z3, K3, Z3")
+	// exp(Z1) into Z5, as exp.
+	a.op("VBROADCASTSS oexplo<>(SB), Z6")
+	a.op("VCMPPS $1, Z6, Z1, K1") // in < lo
+	a.op("VMAXPS Z1, Z6, Z6")     // max(lo, in), NaN kept
+	a.op("VMULPS.BCST olog2e<>(SB), Z6, Z8")
+	a.op("VRNDSCALEPS $8, Z8, Z8") // n
+	a.op("VFNMADD231PS.BCST oln2hi<>(SB), Z8, Z6")
+	a.op("VFNMADD231PS.BCST oln2lo<>(SB), Z8, Z6") // r
+	a.op("VCVTPS2DQ Z8, Z8")
+	a.op("VPSLLD $23, Z8, Z8")
+	a.op("VPADDD.BCST oone<>(SB), Z8, Z8") // 2^n
+	n := len(expCoef) - 1
+	a.op("VBROADCASTSS oexp%d<>(SB), Z5", n)
+	for i := n - 1; i >= 0; i-- {
+		a.op("VFMADD213PS.BCST oexp%d<>(SB), Z6, Z5", i)
+	}
+	a.op("VMULPS Z8, Z5, Z5")
+	a.op("KNOTW K1, K2")
+	a.op("VMOVAPS.Z Z5, K2, Z5")
+	a.op("VFMADD231PS Z3, Z5, Z5")
 }
 
 // hsumPD leaves in X12 the sum Y12+Y13 of four doubles each, as
