@@ -156,7 +156,8 @@ func BenchmarkAttentionDecodeAVX512(b *testing.B) {
 // (sixteen at a time, an odd eight in the low half) give the AVX2 tier's
 // bits, values and float64 sum alike, over lengths with every tail and
 // inputs with -Inf, NaN, +Inf, values far below the maximum (e^x below the
-// smallest normal float) and ties.
+// smallest normal float) and ties. TestExpMaxAVX512Guarded covers
+// rows that end at an unmapped page.
 func TestExpMaxAVX512MatchesAVX2(t *testing.T) {
 	if !supported[tierAVX512] {
 		t.Skip("this CPU or build has no AVX-512 F/BW/VL + VNNI: the avx512 tier is not tested here")

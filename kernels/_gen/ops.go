@@ -206,13 +206,8 @@ func expSub(a *asm) {
 	a.op("SHRQ $3, CX")
 	a.op("JZ expsubdone")
 	a.label("expsubloop")
-	a.op("VMOVUPS (SI), Y0")      // a
-	a.op("VADDPS Y14, Y0, Y1")    // s
-	a.op("VSUBPS Y0, Y1, Y2")     // bb = s - a
-	a.op("VSUBPS Y2, Y1, Y3")     // s - bb
-	a.op("VSUBPS Y3, Y0, Y3")     // a - (s - bb)
-	a.op("VSUBPS Y2, Y14, Y4")    // b - bb
-	a.op("VADDPS Y4, Y3, Y3")     // err
+	a.op("VMOVUPS (SI), Y0") // a
+	twoSum(a, "Y")
 	a.op("VCMPPS $7, Y3, Y3, Y4") // err is not NaN (infinite operands)
 	a.op("VANDPS Y4, Y3, Y3")
 	exp(a, "Y1", "Y5", "Y6", "Y7", "Y8")
@@ -234,6 +229,19 @@ func expSub(a *asm) {
 	a.raw("")
 }
 
+// twoSum sets register 1 to s = a + b (a in register 0, b in 14) and
+// register 3 to its rounding error (TwoSum), registers 2 and 4 scratch;
+// v names the width ("Y" or "Z").
+func twoSum(a *asm, v string) {
+	r := func(i int) string { return fmt.Sprintf("%s%d", v, i) }
+	a.op("VADDPS %s, %s, %s", r(14), r(0), r(1)) // s
+	a.op("VSUBPS %s, %s, %s", r(0), r(1), r(2))  // bb = s - a
+	a.op("VSUBPS %s, %s, %s", r(2), r(1), r(3))  // s - bb
+	a.op("VSUBPS %s, %s, %s", r(3), r(0), r(3))  // a - (s - bb)
+	a.op("VSUBPS %s, %s, %s", r(2), r(14), r(4)) // b - bb
+	a.op("VADDPS %s, %s, %s", r(4), r(3), r(3))  // err
+}
+
 // expSub512: func expSubAVX512(x []float32, m float32) float64 is
 // expSubAVX2 sixteen elements at a time (len(x) a multiple of 8; an odd
 // eight last, in the low half): each element takes the same operations
@@ -247,33 +255,30 @@ func expSub512(a *asm) {
 	a.op("MOVQ x_base+0(FP), SI")
 	a.op("MOVQ x_len+8(FP), CX")
 	a.op("VBROADCASTSS m+24(FP), Z14")
-	a.op("VXORPS.BCST osign<>(SB), Z14, Z14") // b = -m
-	a.op("VXORPD Z12, Z12, Z12")
-	a.op("MOVL $0xff, AX")
-	a.op("KMOVW AX, K7") // the low eight lanes
+	a.op("VPXORD.BCST osign<>(SB), Z14, Z14") // b = -m (VPXORD: AVX512F alone)
+	a.op("VPXORQ Z12, Z12, Z12")
+	a.op("KXNORW K4, K4, K4") // all sixteen lanes
 	a.op("SHRQ $3, CX")
 	a.op("JZ expsub5done")
 	a.label("expsub5loop")
 	a.op("CMPQ CX, $1")
-	a.op("JEQ expsub5half")
-	a.op("VMOVUPS (SI), Z0")
+	a.op("JNE expsub5full")
+	a.op("MOVL $0xff, AX")
+	a.op("KMOVW AX, K4") // an odd eight last: the low half
+	a.label("expsub5full")
+	a.op("VMOVUPS.Z (SI), K4, Z0")
 	expSubStep512(a)
-	a.op("VMOVUPS Z5, (SI)")
+	a.op("VMOVUPS Z5, K4, (SI)")
 	a.op("VCVTPS2PD Y5, Z6")
 	a.op("VADDPD Z6, Z12, Z12")
-	a.op("VEXTRACTF32X8 $1, Z5, Y7")
+	a.op("CMPQ CX, $1")
+	a.op("JEQ expsub5done")
+	a.op("VEXTRACTF64X4 $1, Z5, Y7")
 	a.op("VCVTPS2PD Y7, Z7")
 	a.op("VADDPD Z7, Z12, Z12")
 	a.op("ADDQ $64, SI")
 	a.op("SUBQ $2, CX")
 	a.op("JNZ expsub5loop")
-	a.op("JMP expsub5done")
-	a.label("expsub5half")
-	a.op("VMOVUPS.Z (SI), K7, Z0")
-	expSubStep512(a)
-	a.op("VMOVUPS Y5, (SI)")
-	a.op("VCVTPS2PD Y5, Z6")
-	a.op("VADDPD Z6, Z12, Z12")
 	a.label("expsub5done")
 	a.op("VEXTRACTF64X4 $1, Z12, Y13")
 	hsumPD(a)
@@ -286,12 +291,7 @@ func expSub512(a *asm) {
 // expSubStep512 sets Z5 = e^(Z0-m) as expSubAVX2 does per element (Z14 =
 // -m; Z1-Z4, Z6-Z8, K1-K3 scratch).
 func expSubStep512(a *asm) {
-	a.op("VADDPS Z14, Z0, Z1")    // s
-	a.op("VSUBPS Z0, Z1, Z2")     // bb = s - a
-	a.op("VSUBPS Z2, Z1, Z3")     // s - bb
-	a.op("VSUBPS Z3, Z0, Z3")     // a - (s - bb)
-	a.op("VSUBPS Z2, Z14, Z4")    // b - bb
-	a.op("VADDPS Z4, Z3, Z3")     // err
+	twoSum(a, "Z")
 	a.op("VCMPPS $7, Z3, Z3, K3") // err is not NaN (infinite operands)
 	a.op("VMOVAPS.Z Z3, K3, Z3")
 	// exp(Z1) into Z5, as exp.
