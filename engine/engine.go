@@ -146,7 +146,7 @@ type Stats struct {
 	PrefixCacheBytes     int64 // held by cached prefix blocks
 	PromptTokens         int64
 	GenerationTokens     int64
-	SpareHits            int64 // speech requests begun in the caches of ended ones
+	SpareHits            int64 // requests (text or speech) begun in the caches of ended ones
 	Steps                int64 // steps of all stages
 	Stages               []StageStats
 }

@@ -353,3 +353,33 @@ func TestEmbed(t *testing.T) {
 		e.Close()
 	}
 }
+
+// An ended sequence's cache, emptied, serves the next sequence of no
+// larger reservation (kv.Cache.Reset), whose tokens are those of a fresh
+// cache: prompts of 60 and 30 generated tokens pass the tiny Spark's
+// sliding window, so its rings wrap in the reused memory.
+func TestSpareCaches(t *testing.T) {
+	m := tinySpark(t)
+	e := New(m, Config{})
+	defer e.Close()
+	for i := range 3 {
+		p := prompt(60, 20+i)
+		ch, err := e.Submit(context.Background(), Request{Prompt: p, MaxTokens: 30, Sampler: sampler(t, 0, 0, p)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		toks, _ := collect(t, ch)
+		want, _ := modeltest.Greedy(t, m, p, 30)
+		for j := range want {
+			if toks[j].ID != want[j] {
+				t.Fatalf("request %d token %d: %d, want %d", i, j, toks[j].ID, want[j])
+			}
+		}
+		for e.Stats().Running != 0 {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	if n := e.Stats().SpareHits; n != 2 {
+		t.Errorf("%d requests began in a spare cache, want 2", n)
+	}
+}

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/siskin-ml/siskin/kernels"
 	"github.com/siskin-ml/siskin/kv"
@@ -17,6 +18,11 @@ type llmStage struct {
 	maxItems, maxToks int
 	e                 *Engine
 	prefix            *prefixCache
+	// The caches of ended sequences, emptied, for the next ones (see
+	// kv.Cache.Reset): like the prefix cache they live in what
+	// reservations leave of the budget, and give way first.
+	spares     []*kv.Cache
+	spareBytes int64
 
 	// Scratch reused by every step.
 	seqs   []model.Seq
@@ -85,12 +91,13 @@ func (l *llmStage) Reserve(r *Request) (int64, error) {
 	return l.m.Config().KVBytes(len(r.Prompt) + r.MaxTokens), nil
 }
 
-// otherCaches is what the engine's other LLM stages' prefix caches hold.
+// otherCaches is what the engine's other LLM stages' prefix caches and
+// spares hold.
 func (l *llmStage) otherCaches() int64 {
 	var n int64
 	for _, o := range l.e.llms {
 		if o != l {
-			n += o.prefix.bytes
+			n += o.prefix.bytes + o.spareBytes
 		}
 	}
 	return n
@@ -107,11 +114,15 @@ func (l *llmStage) storeCacheBytes() {
 
 func (l *llmStage) Start(it *Item) error {
 	r := it.Request()
-	// Cached prefix blocks give way to running requests (whose
-	// reservations the engine has just made).
-	l.prefix.evict(l.room())
+	// Spares, then cached prefix blocks, give way to running requests
+	// (whose reservations the engine has just made).
+	l.shrinkSpares(l.room() - l.prefix.bytes)
+	l.prefix.evict(l.room() - l.spareBytes)
 	l.storeCacheBytes()
-	s := &seq{cache: l.m.NewCache()}
+	s := &seq{cache: l.takeSpare(it.reserved)}
+	if s.cache == nil {
+		s.cache = l.m.NewCache()
+	}
 	// What Reserve counted: the cache never grows past it.
 	if r.Embed == NoEmbed {
 		s.cache.Limit(len(r.Prompt) + r.MaxTokens)
@@ -137,8 +148,49 @@ func (l *llmStage) Release(it *Item) {
 	s := it.State.(*seq)
 	if s.cache != nil {
 		l.cacheBlocks(it, s) // what fits now that its reservation is free
+		l.putSpare(s.cache)
 	}
 	s.cache = nil
+}
+
+// putSpare empties an ended sequence's cache and keeps it if it fits the
+// room and the bound on entries.
+func (l *llmStage) putSpare(c *kv.Cache) {
+	b := int64(c.Bytes())
+	if b == 0 || len(l.spares) >= l.e.cfg.MaxNumSeqs || l.spareBytes+b > l.room()-l.prefix.bytes {
+		return
+	}
+	c.Reset()
+	l.spares = append(l.spares, c)
+	l.spareBytes += b
+}
+
+// takeSpare returns the largest spare cache of at most limit bytes (the
+// sequence's reservation), or nil.
+func (l *llmStage) takeSpare(limit int64) *kv.Cache {
+	at := largest(l.spares, func(c *kv.Cache) int64 {
+		if b := int64(c.Bytes()); b <= limit {
+			return b
+		}
+		return -1
+	})
+	if at < 0 || int64(l.spares[at].Bytes()) > limit {
+		return nil
+	}
+	c := l.spares[at]
+	l.spares = slices.Delete(l.spares, at, at+1)
+	l.spareBytes -= int64(c.Bytes())
+	l.e.stats.spareHits.Add(1)
+	return c
+}
+
+// shrinkSpares drops spares, the largest first, until they fit limit bytes.
+func (l *llmStage) shrinkSpares(limit int64) {
+	for l.spareBytes > limit && len(l.spares) > 0 {
+		at := largest(l.spares, func(c *kv.Cache) int64 { return int64(c.Bytes()) })
+		l.spareBytes -= int64(l.spares[at].Bytes())
+		l.spares = slices.Delete(l.spares, at, at+1)
+	}
 }
 
 // Step runs one batched forward pass: one token for every decoding
@@ -306,6 +358,8 @@ func (l *llmStage) cacheBlocks(it *Item, s *seq) {
 	r := it.Request()
 	room := func(n int64) bool {
 		limit := l.room() - n
+		l.shrinkSpares(limit - l.prefix.bytes) // spares give way first
+		limit -= l.spareBytes
 		if l.prefix.bytes > limit {
 			l.prefix.evict(limit)
 		}

@@ -491,6 +491,19 @@ func (c *Cache) Limit(n int) {
 	}
 }
 
+// Reset empties every layer for a new sequence and keeps its memory:
+// appends reuse it up to its capacity (a sequence that ended hands its
+// cache to the next instead of the next touching fresh pages, which on a
+// virtual machine cost about 12 us each, 3 ms a megabyte).
+func (c *Cache) Reset() {
+	for _, l := range c.Layers {
+		l.n, l.base, l.limit = 0, 0, 0
+		l.k, l.v = l.k[:0], l.v[:0]
+		l.k16, l.v16 = l.k16[:0], l.v16[:0]
+		l.k8, l.v8 = l.k8[:0], l.v8[:0]
+	}
+}
+
 // Bytes is the memory held by all layers.
 func (c *Cache) Bytes() int {
 	n := 0

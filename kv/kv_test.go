@@ -355,3 +355,66 @@ func TestQ8Layer(t *testing.T) {
 	}()
 	NewLayerOf(48, 0, Q8_0)
 }
+
+// TestReset: an emptied cache holds no position, keeps its memory (the
+// next sequence's appends write where the last one's did, growing only
+// past that room) and reads back what the new sequence appended, in
+// full and sliding layers of every element type.
+func TestReset(t *testing.T) {
+	const dim, window = 32, 16
+	var layers []*Layer
+	for _, typ := range []Type{F32, F16, Q8_0} {
+		layers = append(layers, NewLayerOf(dim, 0, typ), NewLayerOf(dim, window, typ))
+	}
+	c := &Cache{Layers: layers}
+	c.Limit(40)
+	for p := range 40 {
+		for _, l := range c.Layers {
+			l.Append(row(dim, float32(p)), row(dim, -float32(p)))
+		}
+	}
+	bytes := c.Bytes()
+	c.Reset()
+	if c.Len() != 0 || c.Bytes() != bytes {
+		t.Fatalf("after Reset: %d positions, %d bytes (had %d)", c.Len(), c.Bytes(), bytes)
+	}
+	c.Limit(30)
+	for p := range 30 {
+		for _, l := range c.Layers {
+			l.Append(row(dim, float32(100+p)), row(dim, -float32(100+p)))
+		}
+	}
+	if c.Bytes() != bytes {
+		t.Errorf("30 positions after Reset hold %d bytes, want the same %d", c.Bytes(), bytes)
+	}
+	for _, l := range c.Layers {
+		if l.Len() != 30 {
+			t.Fatalf("%s window %d: %d positions", l.Type(), l.Window, l.Len())
+		}
+		for p := l.First(); p < l.Len(); p++ {
+			if k, v := l.Key(p)[0], l.Value(p)[dim-1]; !near(l, k, float32(100+p)) || !near(l, v, -float32(100+p)) {
+				t.Fatalf("%s window %d: position %d reads %v, %v", l.Type(), l.Window, p, k, v)
+			}
+		}
+	}
+	// Past the old room the layers grow as a fresh one would.
+	for p := 30; p < 50; p++ {
+		for _, l := range c.Layers {
+			l.Append(row(dim, float32(100+p)), row(dim, -float32(100+p)))
+		}
+	}
+	for _, l := range c.Layers {
+		if k := l.Key(49)[0]; !near(l, k, 149) || !near(l, l.Key(l.First())[0], float32(100+l.First())) {
+			t.Fatalf("%s window %d: position 49 reads %v", l.Type(), l.Window, k)
+		}
+	}
+}
+
+// near is exact equality but for q8_0, whose scale is an fp16 (relative
+// error up to 2^-11, and half a step of 1/127 of the block's amax).
+func near(l *Layer, got, want float32) bool {
+	if l.Type() != Q8_0 {
+		return got == want
+	}
+	return math.Abs(float64(got-want)) <= math.Abs(float64(want))*(1.0/2048+0.5/127)
+}
