@@ -147,6 +147,7 @@ type Stats struct {
 	PromptTokens         int64
 	GenerationTokens     int64
 	SpareHits            int64 // requests (text or speech) begun in the caches of ended ones
+	SpareCacheBytes      int64 // held by those caches (and codec streams) until then
 	Steps                int64 // steps of all stages
 	Stages               []StageStats
 }
@@ -205,7 +206,7 @@ type Engine struct {
 		prefixQueries, prefixHits      atomic.Int64
 		prefixBytes                    atomic.Int64
 		promptTokens, generationTokens atomic.Int64
-		spareHits                      atomic.Int64
+		spareHits, spareBytes          atomic.Int64
 	}
 	stageStats []stageStats
 	observer   atomic.Pointer[func(part string, d time.Duration)]
@@ -334,6 +335,7 @@ func (e *Engine) Stats() Stats {
 		PromptTokens:     e.stats.promptTokens.Load(),
 		GenerationTokens: e.stats.generationTokens.Load(),
 		SpareHits:        e.stats.spareHits.Load(),
+		SpareCacheBytes:  e.stats.spareBytes.Load(),
 		Stages:           make([]StageStats, len(e.stages)),
 	}
 	for i, st := range e.stages {

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/siskin-ml/siskin/ledger"
 )
@@ -24,5 +25,12 @@ func TestRegisterMemory(t *testing.T) {
 	l, ok := led.Report().Find("engine prefix cache")
 	if want := e.Stats().PrefixCacheBytes; !ok || want <= 0 || l.Bytes != want || l.Category != ledger.KV {
 		t.Errorf("after a 48-token prompt: %+v, %v; Stats says %d", l, ok, want)
+	}
+	for e.Stats().Running != 0 {
+		time.Sleep(time.Millisecond)
+	}
+	l, ok = led.Report().Find("engine spare caches")
+	if want := e.Stats().SpareCacheBytes; !ok || want <= 0 || l.Bytes != want || l.Category != ledger.KV {
+		t.Errorf("after the request ended: %+v, %v; Stats says %d", l, ok, want)
 	}
 }

@@ -162,7 +162,7 @@ func (l *llmStage) putSpare(c *kv.Cache) {
 	}
 	c.Reset()
 	l.spares = append(l.spares, c)
-	l.spareBytes += b
+	l.addSpareBytes(b)
 }
 
 // takeSpare returns the largest spare cache of at most limit bytes (the
@@ -179,16 +179,23 @@ func (l *llmStage) takeSpare(limit int64) *kv.Cache {
 	}
 	c := l.spares[at]
 	l.spares = slices.Delete(l.spares, at, at+1)
-	l.spareBytes -= int64(c.Bytes())
+	l.addSpareBytes(-int64(c.Bytes()))
 	l.e.stats.spareHits.Add(1)
 	return c
+}
+
+// addSpareBytes counts d more bytes of spares, here and in the engine's
+// Stats.
+func (l *llmStage) addSpareBytes(d int64) {
+	l.spareBytes += d
+	l.e.stats.spareBytes.Add(d)
 }
 
 // shrinkSpares drops spares, the largest first, until they fit limit bytes.
 func (l *llmStage) shrinkSpares(limit int64) {
 	for l.spareBytes > limit && len(l.spares) > 0 {
 		at := largest(l.spares, func(c *kv.Cache) int64 { return int64(c.Bytes()) })
-		l.spareBytes -= int64(l.spares[at].Bytes())
+		l.addSpareBytes(-int64(l.spares[at].Bytes()))
 		l.spares = slices.Delete(l.spares, at, at+1)
 	}
 }

@@ -22,6 +22,12 @@ type spares struct {
 	bytes   int64
 }
 
+// add counts d more bytes of spares, here and in the engine's Stats.
+func (sp *spares) add(d int64) {
+	sp.bytes += d
+	sp.e.stats.spareBytes.Add(d)
+}
+
 // room is what reservations and the conditioning cache leave for spares.
 func (sp *spares) room() int64 {
 	return sp.e.cfg.KVCacheBytes - sp.e.used - sp.cond.bytes
@@ -33,11 +39,11 @@ func (sp *spares) shrink(limit int64) {
 		mi := largest(sp.mems, (*qwen3tts.Memory).Bytes)
 		si := largest(sp.streams, (*codec.Stream).Bytes)
 		if si < 0 || mi >= 0 && sp.mems[mi].Bytes() >= sp.streams[si].Bytes() {
-			sp.bytes -= sp.mems[mi].Bytes()
+			sp.add(-sp.mems[mi].Bytes())
 			sp.mems = slices.Delete(sp.mems, mi, mi+1)
 			continue
 		}
-		sp.bytes -= sp.streams[si].Bytes()
+		sp.add(-sp.streams[si].Bytes())
 		sp.streams = slices.Delete(sp.streams, si, si+1)
 	}
 }
@@ -58,7 +64,7 @@ func largest[T any](xs []T, size func(T) int64) int {
 func (sp *spares) putMemory(mem *qwen3tts.Memory) {
 	if mem != nil && len(sp.mems) < sp.e.cfg.MaxNumSeqs && sp.bytes+mem.Bytes() <= sp.room() {
 		sp.mems = append(sp.mems, mem)
-		sp.bytes += mem.Bytes()
+		sp.add(mem.Bytes())
 	}
 }
 
@@ -76,7 +82,7 @@ func (sp *spares) takeMemory(limit int64) *qwen3tts.Memory {
 	}
 	mem := sp.mems[at]
 	sp.mems = slices.Delete(sp.mems, at, at+1)
-	sp.bytes -= mem.Bytes()
+	sp.add(-mem.Bytes())
 	return mem
 }
 
@@ -86,7 +92,7 @@ func (sp *spares) putStream(s *codec.Stream) {
 	if s != nil && len(sp.streams) < sp.e.cfg.MaxNumSeqs && sp.bytes+s.Bytes() <= sp.room() {
 		s.Reset()
 		sp.streams = append(sp.streams, s)
-		sp.bytes += s.Bytes()
+		sp.add(s.Bytes())
 	}
 }
 
@@ -98,6 +104,6 @@ func (sp *spares) takeStream() *codec.Stream {
 	}
 	s := sp.streams[n-1]
 	sp.streams = slices.Delete(sp.streams, n-1, n)
-	sp.bytes -= s.Bytes()
+	sp.add(-s.Bytes())
 	return s
 }
