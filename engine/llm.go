@@ -156,7 +156,7 @@ func (l *llmStage) Release(it *Item) {
 // putSpare empties an ended sequence's cache and keeps it if it fits the
 // room and the bound on entries.
 func (l *llmStage) putSpare(c *kv.Cache) {
-	b := int64(c.Bytes())
+	b := cacheBytes(c)
 	if b == 0 || len(l.spares) >= l.e.cfg.MaxNumSeqs || l.spareBytes+b > l.room()-l.prefix.bytes {
 		return
 	}
@@ -168,21 +168,19 @@ func (l *llmStage) putSpare(c *kv.Cache) {
 // takeSpare returns the largest spare cache of at most limit bytes (the
 // sequence's reservation), or nil.
 func (l *llmStage) takeSpare(limit int64) *kv.Cache {
-	at := largest(l.spares, func(c *kv.Cache) int64 {
-		if b := int64(c.Bytes()); b <= limit {
-			return b
-		}
-		return -1
-	})
-	if at < 0 || int64(l.spares[at].Bytes()) > limit {
+	at := largestWithin(l.spares, cacheBytes, limit)
+	if at < 0 {
 		return nil
 	}
 	c := l.spares[at]
 	l.spares = slices.Delete(l.spares, at, at+1)
-	l.addSpareBytes(-int64(c.Bytes()))
+	l.addSpareBytes(-cacheBytes(c))
 	l.e.stats.spareHits.Add(1)
 	return c
 }
+
+// cacheBytes is the memory a cache holds.
+func cacheBytes(c *kv.Cache) int64 { return int64(c.Bytes()) }
 
 // addSpareBytes counts d more bytes of spares, here and in the engine's
 // Stats.
@@ -194,8 +192,8 @@ func (l *llmStage) addSpareBytes(d int64) {
 // shrinkSpares drops spares, the largest first, until they fit limit bytes.
 func (l *llmStage) shrinkSpares(limit int64) {
 	for l.spareBytes > limit && len(l.spares) > 0 {
-		at := largest(l.spares, func(c *kv.Cache) int64 { return int64(c.Bytes()) })
-		l.addSpareBytes(-int64(l.spares[at].Bytes()))
+		at := largest(l.spares, cacheBytes)
+		l.addSpareBytes(-cacheBytes(l.spares[at]))
 		l.spares = slices.Delete(l.spares, at, at+1)
 	}
 }

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"math"
 	"slices"
 
 	"github.com/siskin-ml/siskin/model/qwen3tts"
@@ -50,9 +51,15 @@ func (sp *spares) shrink(limit int64) {
 
 // largest is the index of the largest of xs by size, or -1.
 func largest[T any](xs []T, size func(T) int64) int {
+	return largestWithin(xs, size, math.MaxInt64)
+}
+
+// largestWithin is the index of the largest of xs by size among those
+// of at most limit, or -1.
+func largestWithin[T any](xs []T, size func(T) int64, limit int64) int {
 	at := -1
 	for i, x := range xs {
-		if at < 0 || size(x) > size(xs[at]) {
+		if size(x) <= limit && (at < 0 || size(x) > size(xs[at])) {
 			at = i
 		}
 	}
@@ -71,12 +78,7 @@ func (sp *spares) putMemory(mem *qwen3tts.Memory) {
 // takeMemory returns the largest spare caches of at most limit bytes,
 // or nil.
 func (sp *spares) takeMemory(limit int64) *qwen3tts.Memory {
-	at := -1
-	for i, m := range sp.mems {
-		if m.Bytes() <= limit && (at < 0 || m.Bytes() > sp.mems[at].Bytes()) {
-			at = i
-		}
-	}
+	at := largestWithin(sp.mems, (*qwen3tts.Memory).Bytes, limit)
 	if at < 0 {
 		return nil
 	}
