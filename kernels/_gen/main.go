@@ -15,8 +15,10 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 )
 
 var outDir = flag.String("out", "kernels", "folder to write the .s files to")
@@ -135,7 +137,14 @@ func main() {
 	write("attn_avx2_amd64.s", attnAVX2File())
 	write("conv_amd64.s", convFile())
 	write("conv_arm64.s", convNEONFile())
+	for _, name := range slices.Sorted(maps.Keys(files)) {
+		write(name, files[name]())
+	}
 }
+
+// files maps the names of further .s files to their generators; each
+// generator's source file registers itself here (init).
+var files = map[string]func() *asm{}
 
 // Constants of the K-quant kernels.
 func kConstants(a *asm) {
