@@ -69,7 +69,7 @@ func convTile(a *asm, name string, rows, blocks, vw int) {
 	a.op("SHLQ $2, AX")
 	a.op("SUBQ AX, R9")
 	for i := 0; i < wreg; i++ {
-		a.op("VXORPS %s, %s, %s", reg(i), reg(i), reg(i))
+		a.op("%s %s, %s, %s", avx512F("VXORPS", vw), reg(i), reg(i), reg(i))
 	}
 	a.label(l("tap"))
 	a.op("MOVQ in+48(FP), CX")
@@ -148,11 +148,15 @@ func convFile() *asm {
 // on registers only (no loads): the FMA throughput ceiling that the
 // convolution tiles are measured against.
 func fmaPeak(a *asm, name string, chains int, reg func(int) string) {
+	vw := 8
+	if reg(0)[0] == 'Z' {
+		vw = 16
+	}
 	a.raw("// func %s(n int)", name)
 	a.raw("TEXT ·%s(SB), NOSPLIT, $0-8", name)
 	a.op("MOVQ n+0(FP), CX")
 	for i := 0; i < chains+2; i++ {
-		a.op("VXORPS %s, %s, %s", reg(i), reg(i), reg(i))
+		a.op("%s %s, %s, %s", avx512F("VXORPS", vw), reg(i), reg(i), reg(i))
 	}
 	a.label(name + "loop")
 	for i := 0; i < chains; i++ {
@@ -163,4 +167,15 @@ func fmaPeak(a *asm, name string, chains int, reg func(int) string) {
 	a.op("VZEROUPPER")
 	a.op("RET")
 	a.raw("")
+}
+
+// avx512F returns op (VXORPS, VANDPS) for vector width vw, or for ZMM
+// (vw 16) its integer form (VPXORD, VPANDD): the same bits, but AVX-512F,
+// where the float forms on ZMM need AVX512DQ, which the avx512 tier does
+// not check for.
+func avx512F(op string, vw int) string {
+	if vw != 16 {
+		return op
+	}
+	return map[string]string{"VXORPS": "VPXORD", "VANDPS": "VPANDD"}[op]
 }

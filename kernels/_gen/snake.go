@@ -68,7 +68,7 @@ func snake(a *asm, name string, vw int) {
 	a.label(name + "loop")
 	a.op("VMOVUPS (SI)(AX*4), %s", r(0))
 	a.op("VMULPS (R8)(AX*4), %s, %s", r(0), r(1)) // y = a*x
-	a.op("VANDPS %s, %s, %s", c("abs"), r(1), r(2))
+	a.op("%s %s, %s, %s", avx512F("VANDPS", vw), c("abs"), r(1), r(2))
 	if vw == 16 {
 		a.op("VCMPPS $6, %s, %s, K1", c("max"), r(2)) // !(|y| <= max)
 		a.op("KORTESTW K1, K1")
