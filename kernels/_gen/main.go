@@ -1,7 +1,11 @@
-// Command _gen writes the AVX2 assembly of the packed-weight kernels
-// (kernels/pack*_avx2_amd64.s): the code is regular but long (every
-// activation row and weight load unrolled), so it is generated rather than
-// written with macros. Run from the repository root:
+// Command _gen writes the assembly of every SIMD kernel in kernels/ (the
+// AVX2, AVX-VNNI and AVX-512 tiers on amd64, NEON on arm64): the code is
+// regular but long (every activation row, weight load and register
+// unrolled), so it is generated rather than written by hand. The files
+// this one writes are listed in main; each further generator registers
+// its file in files from its own source (init). Only pause_amd64.s (one
+// PAUSE) and encsamples_arm64.s (a test fixture of instruction encodings)
+// are written by hand. Run from the repository root:
 //
 //	go run ./kernels/_gen
 //
