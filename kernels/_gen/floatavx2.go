@@ -138,21 +138,7 @@ func fltAVec(a *asm, t fltAType) {
 	a.op("SUBQ   $4, CX")
 	a.op("CMPQ   CX, $4")
 	a.op("JGE    %s", l("four"))
-	a.raw("")
-	a.label(l("one"))
-	a.op("TESTQ CX, CX")
-	a.op("JZ    %s", l("done"))
-	a.raw("")
-	a.label(l("onerow"))
-	group(1, "onek")
-	a.op("ADDQ   R8, SI")
-	a.op("DECQ   CX")
-	a.op("JNZ    %s", l("onerow"))
-	a.raw("")
-	a.label(l("done"))
-	a.op("VZEROUPPER")
-	a.op("RET")
-	a.raw("")
+	fltAOneRows(a, l, func() { group(1, "onek") })
 }
 
 // fltAVec4 emits <t>Vec4AVX2(out []float32, ostride int, w []byte,
@@ -240,13 +226,20 @@ func fltAVec4(a *asm, t fltAType) {
 	a.op("SUBQ   $3, CX")
 	a.op("CMPQ   CX, $3")
 	a.op("JGE    %s", l("three"))
+	fltAOneRows(a, l, func() { block(1, "onek") })
+}
+
+// fltAOneRows ends both kernels: the rows left after the wide steps (CX
+// of them), one at a time through row (a one-row group or block that
+// ends with the stores), then the return.
+func fltAOneRows(a *asm, l func(string) string, row func()) {
 	a.raw("")
 	a.label(l("one"))
 	a.op("TESTQ CX, CX")
 	a.op("JZ    %s", l("done"))
 	a.raw("")
 	a.label(l("onerow"))
-	block(1, "onek")
+	row()
 	a.op("ADDQ   R8, SI")
 	a.op("DECQ   CX")
 	a.op("JNZ    %s", l("onerow"))
