@@ -134,15 +134,24 @@ func tail(w []float32, n int) []float32 {
 	return w[n:]
 }
 
-func expMaxAVX2(x []float32) (float32, float64) { return expMaxWith(x, expSubAVX2) }
+func expMaxAVX2(x []float32) (float32, float64) { return expMaxWith(x, false) }
 
 // expMaxAVX512 is expMaxAVX2 through expSubAVX512: the same bits in
 // 0.73x the time on 128 floats (the exponentials are about 1.6% of a
 // Q4_0 prefill profile).
-func expMaxAVX512(x []float32) (float32, float64) { return expMaxWith(x, expSubAVX512) }
+func expMaxAVX512(x []float32) (float32, float64) { return expMaxWith(x, true) }
 
-// expMaxWith is ExpMax with expSub taking the multiple of 8 elements.
-func expMaxWith(x []float32, expSub func([]float32, float32) float64) (float32, float64) {
+// expMaxWith is ExpMax with expSubAVX512 (wide) or expSubAVX2 taking the
+// multiple of 8 elements. It calls them directly, not through a function
+// value: a tail's buffer passed to one would escape to the heap, an
+// allocation a softmax row.
+func expMaxWith(x []float32, wide bool) (float32, float64) {
+	expSub := func(y []float32, m float32) float64 {
+		if wide {
+			return expSubAVX512(y, m)
+		}
+		return expSubAVX2(y, m)
+	}
 	n := len(x) &^ 7
 	m, nan := maxAVX2(x[:n])
 	for _, v := range x[n:] {

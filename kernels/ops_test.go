@@ -325,6 +325,12 @@ func TestExpMax(t *testing.T) {
 		if m, sum := kernels.ExpMax(nil); !math.IsInf(float64(m), -1) || sum != 0 {
 			t.Errorf("%s: ExpMax(nil) = %v, %v", tierName, m, sum)
 		}
+		// A softmax row is on every attention step's path: no allocation,
+		// with a tail past the vector width too.
+		row := randomVec(rng, 17)
+		if n := testing.AllocsPerRun(20, func() { kernels.ExpMax(row) }); n != 0 && !raceEnabled {
+			t.Errorf("%s: ExpMax of 17 floats allocates %v times", tierName, n)
+		}
 		restore()
 	}
 }
