@@ -154,6 +154,12 @@ func ParallelFor(n, unitWork, grain int, fn func(lo, hi int)) {
 	parallelFor(funcTask(fn), n, unitWork, grain)
 }
 
+// Parallel reports whether a job of work multiply-adds is large enough
+// for ParallelFor to hand part of it to another thread (given enough
+// indices): below that it runs on the caller alone, and splitting it
+// finer only adds overhead.
+func Parallel(work int) bool { return Threads() > 1 && work/minWorkPerThread >= 2 }
+
 // do runs the job on nt threads; the caller holds p.mu.
 func (p *pool) do(t task, n, grain, nt int) {
 	defer p.mu.Unlock()

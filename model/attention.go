@@ -494,13 +494,21 @@ func (a *Attention) attendSplit(b *Batch, li, window int, q []float32, st *stepK
 		rows = max(rows, t.t1-t.t0)
 	}
 	// Split a chunk's KV heads across items too when there are too few
-	// chunks to keep every thread busy.
+	// chunks to keep every thread busy (and the step is large enough to
+	// run on more than one: a decode step over a few keys, the code
+	// predictor's, runs on the caller, and items per KV head cost it more
+	// than its arithmetic). Items do not change the bits: each head's
+	// scores and sums are computed alone either way.
 	per := 1
-	if chunks < 2*kernels.Threads() {
+	cost := 0
+	for _, t := range tiles {
+		cost += t.cost
+	}
+	if chunks < 2*kernels.Threads() && kernels.Parallel(2*a.HeadDim*cost) {
 		per = a.KVHeads
 	}
 	items := make([]splitItem, 0, chunks*per)
-	rh, cost := 0, 0              // row-heads of partial results, multiply-adds
+	rh := 0                       // row-heads of partial results
 	at := make([]int, len(tiles)) // where each tile's partial results start
 	for i, t := range tiles {
 		at[i] = rh
@@ -512,7 +520,6 @@ func (a *Attention) attendSplit(b *Batch, li, window int, q []float32, st *stepK
 			}
 			rh += n
 		}
-		cost += t.cost
 	}
 	p := partsPool.Get().(*splitParts)
 	if len(p.m) < rh || len(p.o) < rh*hd {
