@@ -12,8 +12,8 @@ import (
 )
 
 // TestAttentionAVX512MatchesAVX2: the AVX-512 attention kernels (1, 2 and
-// 4 query rows at a time) give the AVX2 tier's bits for f16 keys and f16
-// and q8_0 values (q8_0 keys: int8 dots, within checkQ8Int8Dot's bounds
+// 4 query rows at a time) give the AVX2 tier's bits for f32 and f16 keys
+// and f32, f16 and q8_0 values (q8_0 keys: int8 dots, within checkQ8Int8Dot's bounds
 // of the AVX2 tier's scores and of the generic twin's), over 0-9 query rows, key counts with ragged tails of every
 // group size, widths with and without a 16-column tail, and padded
 // strides; so the tiers agree and, within the AVX-512 tier, a row's
@@ -69,6 +69,17 @@ func TestAttentionAVX512MatchesAVX2(t *testing.T) {
 				}
 				same("f16 dot "+name, o[0], o[1])
 				same("f16 axpy "+name, y[0], y[1])
+				kf32 := rnd((n-1)*ks + width)
+				for i, tr := range []tier{tierAVX512, tierAVX2} {
+					o[i] = append(o[i][:0], out0...)
+					y[i] = append(y[i][:0], y0...)
+					in(tr, func() {
+						DotRowsMultiNext(o[i], os, q, qs, m, width, kf32, ks, n, 0.125, nil)
+						AxpyRowsMultiNext(y[i], qs, m, width, p, ps, n, kf32, ks, nil)
+					})
+				}
+				same("f32 dot "+name, o[0], o[1])
+				same("f32 axpy "+name, y[0], y[1])
 				if width%32 != 0 {
 					continue
 				}

@@ -2,7 +2,7 @@ package main
 
 import "fmt"
 
-// The AVX-512 attention kernels over an f16 or q8_0 key/value cache
+// The AVX-512 attention kernels over an f32, f16 or q8_0 key/value cache
 // (attn_avx512_amd64.s): the scores of m = 1, 2 or 4 query rows against
 // n keys, and the weighted sums of n value rows into m output rows, with
 // no padding rows (decode reads a KV head's group of query heads, two for
@@ -32,6 +32,7 @@ type attnType struct {
 }
 
 var (
+	attnF32 = attnType{"F32", 16, 64, "PREFETCHT1"} // the speech models' caches
 	attnF16 = attnType{"F16", 16, 32, "PREFETCHT1"}
 	attnQ8  = attnType{"Q8", 32, 34, "PREFETCHT0"} // one q8_0 block: fp16 scale, 32 int8
 )
@@ -48,7 +49,7 @@ func attn512File() *asm {
 		a.raw("DATA attnperm<>+%d(SB)/8, $0x%016x", i, hi<<32|lo)
 	}
 	a.raw("GLOBL attnperm<>(SB), RODATA|NOPTR, $64\n")
-	for _, t := range []attnType{attnF16, attnQ8} {
+	for _, t := range []attnType{attnF16, attnQ8, attnF32} {
 		for _, m := range []int{1, 2, 4} {
 			attnDot512(a, t, m)
 			attnAxpy512(a, t, m)
@@ -197,8 +198,8 @@ func attnDotGroup(a *asm, t attnType, m, g int, tmp, loop string) {
 		attnDotQ8Step(a, m, pairs, key, qrow, acc)
 		a.op("ADDQ $%d, AX", q8QueryBytes)
 	}
-	if t == attnF16 {
-		attnDotF16Step(a, m, pairs, key, qrow, acc)
+	if t != attnQ8 {
+		attnDotFloatStep(a, t, m, pairs, key, qrow, acc)
 		a.op("ADDQ $%d, AX", 4*t.block)
 	}
 	a.op("ADDQ $%d, BX", t.bytes)
@@ -264,11 +265,18 @@ var q8QueryRegs = map[int][]int{
 	4: {10, 11, 12, 13, 17, 19, 22, 23},
 }
 
-// attnDotF16Step emits one 16-element step of the f16 keys' dots.
-func attnDotF16Step(a *asm, m, pairs int, key func(off, i int) string, qrow func(off, j int) string, acc func(j, p int) int) {
+// attnDotFloatStep emits one 16-element step of the f16 or f32 keys' dots:
+// a pair of keys' 8 elements fill a ZMM (f16 widened exactly), the query's
+// 8 in both halves.
+func attnDotFloatStep(a *asm, t attnType, m, pairs int, key func(off, i int) string, qrow func(off, j int) string, acc func(j, p int) int) {
 	for h := 0; h < 2; h++ {
 		for p := 0; p < pairs; p++ {
 			r := 8 + p
+			if t == attnF32 {
+				a.op("VMOVUPS %s, Y%d", key(32*h, 2*p), r)
+				a.op("VINSERTF64X4 $1, %s, Z%d, Z%d", key(32*h, 2*p+1), r, r)
+				continue
+			}
 			a.op("VMOVDQU %s, X%d", key(16*h, 2*p), r)
 			a.op("VINSERTI128 $1, %s, Y%d, Y%d", key(16*h, 2*p+1), r, r)
 			a.op("VCVTPH2PS Y%d, Z%d", r, r)
@@ -395,6 +403,10 @@ func attnAxpyBlock(a *asm, t attnType, m, g int, loop string) {
 		r := 16 + c
 		if t == attnF16 {
 			a.op("VCVTPH2PS %d(BX), Z%d", 32*c, r)
+			continue
+		}
+		if t == attnF32 {
+			a.op("VMOVUPS %d(BX), Z%d", 64*c, r)
 			continue
 		}
 		blk, half := c/2, c%2
