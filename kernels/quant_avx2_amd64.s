@@ -258,14 +258,14 @@ TEXT ·quantQ8kaAVX2(SB), NOSPLIT, $0-48
 	VMOVDQU qabs<>(SB), Y6
 
 q8kblk:
-	// amax = max |x|
+	// amax = max |x|, NaN skipped as the Go twin's comparisons skip it
 	VXORPS Y4, Y4, Y4
 	XORQ BX, BX
 q8kmax:
 	VANDPS (SI)(BX*1), Y6, Y0
 	VANDPS 32(SI)(BX*1), Y6, Y1
-	VMAXPS Y0, Y4, Y4
-	VMAXPS Y1, Y4, Y4
+	VMAXPS Y4, Y0, Y4
+	VMAXPS Y4, Y1, Y4
 	ADDQ $64, BX
 	CMPQ BX, $1024
 	JNE q8kmax

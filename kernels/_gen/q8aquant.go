@@ -315,15 +315,17 @@ func q8aAQuantQ8ka(a *asm) {
 	a.op("VMOVDQU qabs<>(SB), Y6")
 	a.raw("")
 	a.label("q8kblk")
-	a.op("// amax = max |x|")
+	a.op("// amax = max |x|, NaN skipped as the Go twin's comparisons skip it")
 	a.op("VXORPS Y4, Y4, Y4")
 	a.op("XORQ BX, BX")
 	a.label("q8kmax")
 	for i := 0; i < 2; i++ {
 		a.op("VANDPS %s(BX*1), Y6, Y%d", q8aAOff(32*i, "SI"), i)
 	}
+	// MAXPS returns its second source when either is NaN: with the running
+	// maximum second, a NaN element never enters it.
 	for i := 0; i < 2; i++ {
-		a.op("VMAXPS Y%d, Y4, Y4", i)
+		a.op("VMAXPS Y4, Y%d, Y4", i)
 	}
 	a.op("ADDQ $64, BX")
 	a.op("CMPQ BX, $1024")
