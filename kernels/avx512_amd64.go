@@ -21,7 +21,7 @@ import (
 // avx512Kernels is the AVX-512 tier's kernel table.
 func avx512Kernels() map[tensor.Type]*matKernel {
 	m := maps.Clone(avx2Kernels())
-	m[tensor.Q4_K] = withPacked(m[tensor.Q4_K], pairedPacked(m[tensor.Q4_K].packed, 8*144, 308, q4kPackVecAVX512, q4kPackVec4AVX512))
+	m[tensor.Q4_K] = withPacked(m[tensor.Q4_K], pairedPacked(m[tensor.Q4_K].packed, 8*144, 308, q4kPackVecAVX512, q4kVec4AVX512))
 	m[tensor.Q6_K] = withPacked(m[tensor.Q6_K], pairedPacked(m[tensor.Q6_K].packed, 8*210, 308, q6kPackVecAVX512, q6kPackVec4AVX512))
 	m[tensor.Q4_0] = withPacked(m[tensor.Q4_0], pairedPacked(m[tensor.Q4_0].packed, 8*18, 72, q4_0PackVecAVX512, q4_0PackVec4AVX512))
 	m[tensor.Q8_0] = withPacked(m[tensor.Q8_0], pairedPacked(m[tensor.Q8_0].packed, 8*34, 72, nil, q8_0PackVec4AVX512))
@@ -118,6 +118,30 @@ func pairedPacked(base *packedKernel, gb, xb int, f1 packVecAsm, f4 packVec4Asm)
 	}
 	return &k
 }
+
+// q4kFarBlocks is the most blocks (of 256 columns) a row may have for
+// the four-row Q4_K products to take the kernel with a far prefetch: it
+// also prefetches into L2 each block of the next pair of groups, 9 KiB on
+// for rows of 1024 columns (the 0.6B speech models' talker and predictor,
+// four streams a batch), farther for wider ones. BenchmarkPackedStream8
+// (rows=4, one thread, 256 MiB, Zen 5, 2 vCPUs; the kernels with and
+// without it alternated, three runs; STREAM_COLS sets the width), from
+// memory, multiply-adds a second: 1024 columns 142-157 -> 202-214 (the
+// L2 tile's level); 2048 166-183 -> 148-188 and 3072 187-196 -> 165-180,
+// so wider rows keep the kernel without it.
+const q4kFarBlocks = 4
+
+// q4kVec4AVX512 is the four-row Q4_K kernel for the row width.
+func q4kVec4AVX512(out []float32, ostride int, w []byte, groups, blocks int, x []byte, xstride int) {
+	if blocks <= q4kFarBlocks {
+		q4kPackVec4FarAVX512(out, ostride, w, groups, blocks, x, xstride)
+		return
+	}
+	q4kPackVec4AVX512(out, ostride, w, groups, blocks, x, xstride)
+}
+
+//go:noescape
+func q4kPackVec4FarAVX512(out []float32, ostride int, w []byte, groups, blocks int, x []byte, xstride int)
 
 //go:noescape
 func q4kPackVecAVX512(out []float32, w []byte, groups, blocks int, x []byte)

@@ -5,7 +5,9 @@ package kernels
 import (
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"runtime"
+	"strconv"
 	"testing"
 
 	"github.com/siskin-ml/siskin/internal/cputime"
@@ -14,9 +16,9 @@ import (
 
 // BenchmarkPackedStream8: the AVX-512 tier's four- and eight-activation-row
 // packed kernels (vec4; vec8: Q4_K and Q4_0 four groups at a time) on one
-// thread over
-// 256 MiB of packed weights, far past the last-level cache, as a batch of
-// decode streams reads them ("dram"), and over one 256-row tile read
+// thread over 256 MiB of packed weights (rows of streamCols columns), far
+// past the last-level cache, as a batch of decode streams reads them
+// ("dram"), and over one 256-row tile read
 // again and again ("l2", as prefill), alternated pass by pass, in
 // multiply-adds per second of thread CPU time (median), and the median
 // ratio dram/l2.
@@ -31,7 +33,7 @@ func packedStreamRows(b *testing.B, n int) {
 		b.Skip("no AVX-512 VNNI")
 	}
 	defer setTier(setTier(tierAVX512))
-	const cols = 2048
+	cols := streamCols
 	for _, typ := range []tensor.Type{tensor.Q4_K, tensor.Q6_K, tensor.Q4_0, tensor.Q8_0} {
 		k := kernelSets[tierAVX512][typ]
 		xs := k.actBytes(cols)
@@ -71,7 +73,7 @@ func packedStreamRows(b *testing.B, n int) {
 							k.packed.vec8(p.out, ostride, p.w, p.groups, p.blocks, xq, xs)
 						}
 					}
-					macs := float64(p.reps) * float64(ostride) * cols * float64(n)
+					macs := float64(p.reps) * float64(ostride) * float64(cols) * float64(n)
 					rate[i] = append(rate[i], macs/(cputime.Thread()-c0).Seconds()/1e9)
 				}
 				ratio = append(ratio, rate[0][len(rate[0])-1]/rate[1][len(rate[1])-1])
@@ -82,3 +84,12 @@ func packedStreamRows(b *testing.B, n int) {
 		})
 	}
 }
+
+// streamCols is the weights' row width in BenchmarkPackedStream8: 2048,
+// or STREAM_COLS (a multiple of 256).
+var streamCols = func() int {
+	if c, err := strconv.Atoi(os.Getenv("STREAM_COLS")); err == nil && c > 0 && c%256 == 0 {
+		return c
+	}
+	return 2048
+}()

@@ -74,15 +74,30 @@ func pairLoad(a *asm, off int, r int) {
 // high nibbles of the chunk in progress (A = 4; A = 1: Z0/Z1 and Z24/Z25
 // for the low and high nibbles of even and odd loads); Z4+a the block's
 // integer sums; Z12+a the float sums. Stack: the four min pair vectors.
-func q4k512(a *asm, A int) {
+func q4k512(a *asm, A int) { q4k512With(a, A, false) }
+
+// q4k512Far is the four-row Q4_K kernel with a far prefetch besides the
+// near one: each block also prefetches into L2 the same block of the
+// next pair (kernels.q4kFarBlocks says where it pays).
+func q4k512Far(a *asm) { q4k512With(a, 4, true) }
+
+func q4k512With(a *asm, A int, far bool) {
 	name := "q4kPackVecAVX512"
 	args := "$256-88"
 	if A == 4 {
 		name = "q4kPackVec4AVX512"
 		args = "$256-104"
 	}
+	if far {
+		name = "q4kPackVec4FarAVX512"
+	}
 	name += tune.suffix
-	l := func(s string) string { return fmt.Sprintf("q4kz%d%s%s", A, tune.suffix, s) }
+	l := func(s string) string {
+		if far {
+			s = "far" + s
+		}
+		return fmt.Sprintf("q4kz%d%s%s", A, tune.suffix, s)
+	}
 	a.raw("// func %s%s", name, sig(A))
 	a.raw("TEXT ·%s(SB), NOSPLIT, %s", name, args)
 	loadArgs(a, A)
@@ -104,6 +119,10 @@ func q4k512(a *asm, A int) {
 		a.op("VPXORD %s, %s, %s", z(12+i), z(12+i), z(12+i))
 	}
 	a.label(l("block"))
+	if far {
+		farAhead = tune.ahead(prefetchAhead) // the next pair's block, at the lines being read
+		defer func() { farAhead = 0 }()
+	}
 	// The block's first 128 bytes (d, dmin, scales) here; its quants'
 	// 1024 chunk by chunk (q4kChunk1, q4kChunk4).
 	pairPrefetchBase(a, 1152, tune.ahead(prefetchAhead), scratchReg(A))
@@ -270,6 +289,7 @@ func avx512File() *asm {
 	zConstants(k)
 	q4k512(k, 1)
 	q4k512(k, 4)
+	q4k512Far(k)
 	q6k512(k, 1)
 	q6k512(k, 4)
 	for _, four := range []bool{true, false} {
@@ -633,7 +653,7 @@ func pairPrefetchBase(a *asm, gb, ahead int, tmp string) {
 }
 
 // farAhead, when not 0, is the near prefetch distance of the Q4_0
-// four-row kernel being generated: prefetchPair then also prefetches,
+// four-row kernel (or of Q4_K's far variant) being generated: prefetchPair then also prefetches,
 // into L2 (T1), the line at the same place of the next pair (R15, set by
 // pairPrefetchBase), as the eight-row kernels do (prefetch2).
 // BenchmarkPackedStream8/rows=4 (one thread, 256 MiB, Zen 5, 2 vCPUs,
