@@ -44,9 +44,12 @@ func vecAxpyGo(y, x []float32, s float32) {
 // DotRows sets out[i] = VecDot(q, k[i*stride:i*stride+len(q)]) * scale for
 // every i < len(out): attention scores against keys stored stride floats
 // apart, bit-identical to that loop of VecDot calls (without a call per
-// key).
+// key). The rows may overlap (stride < len(q): a 1-channel convolution's
+// windows).
 func DotRows(out, q, k []float32, stride int, scale float32) {
-	checkRows("DotRows", len(out), len(q), len(k), stride)
+	if stride < 0 || len(out) > 0 && (len(out)-1)*stride+len(q) > len(k) {
+		panic(fmt.Sprintf("kernels: DotRows: %d rows of %d (stride %d) in %d floats", len(out), len(q), stride, len(k)))
+	}
 	dotRows(out, q, k, stride, scale)
 }
 

@@ -86,6 +86,15 @@ func TestDotAxpyRows(t *testing.T) {
 						t.Fatalf("%s width %d n %d: DotRows[%d] = %v, VecDot %v", tierName, width, n, i, got[i], want)
 					}
 				}
+				// Overlapping rows (a 1-channel convolution's windows).
+				if o := 1 + r.IntN(max(width, 1)); n > 0 && (n-1)*o+width <= len(k) {
+					DotRows(got, q, k, o, 1)
+					for i := 0; i < n; i++ {
+						if want := VecDot(q, k[i*o:i*o+width]); math.Float32bits(got[i]) != math.Float32bits(want) {
+							t.Fatalf("%s width %d n %d stride %d: DotRows[%d] = %v, VecDot %v", tierName, width, n, o, i, got[i], want)
+						}
+					}
+				}
 				want := append([]float32(nil), y...)
 				for i, s := range p {
 					VecAxpy(want, k[i*stride:i*stride+width], s)

@@ -337,6 +337,13 @@ func (c *conv) run(dst, all []float32, n int, col []float32) {
 		kernels.Conv(out, c.p, all, n, c.dil)
 		return
 	}
+	if c.row != nil {
+		// Output t reads the k input rows from t on, end to end in the
+		// window: one dot product.
+		kernels.DotRows(out, c.row, all[:(n+c.k-1)*c.in], c.in, 1)
+		addBias(out, c.b)
+		return
+	}
 	if c.k == 1 {
 		kernels.MatMul(out, c.w, all[:n*c.in], n)
 	} else {

@@ -21,6 +21,9 @@ type conv struct {
 	b               []float32
 	in, out, k, dil int
 	p               *kernels.ConvWeights // w and b packed (see packConvs), or nil
+	// row is w's one row when the conv has one output channel and
+	// dilation 1 (the final conv): an output is then one dot product.
+	row []float32
 }
 
 // hist is the number of past input rows the conv reads.
@@ -344,8 +347,8 @@ func (d *Decoder) loadWaveform(l *loader) {
 // packConvs packs the weights of every convolution and of the
 // transformer's linears for kernels.Conv, the SIMD tiers' im2col-free GEMM, and
 // drops the matrices' data (their shapes stay for FLOPsPerFrame). The
-// final 1-channel conv keeps the MatMul path (a 16-wide block would be
-// 15/16 padding).
+// final 1-channel conv is a dot product per output instead (a 16-wide
+// block would be 15/16 padding).
 func (d *Decoder) packConvs(l *loader) error {
 	var err error
 	pack := func(m *tensor.Matrix, taps int, bias []float32) *kernels.ConvWeights {
@@ -389,6 +392,12 @@ func (d *Decoder) packConvs(l *loader) error {
 	}
 	packConv(&d.preConv)
 	packConv(&d.conv0)
+	if f := &d.final; f.out == 1 && f.dil == 1 {
+		f.row = make([]float32, f.k*f.in)
+		for i := range f.row {
+			f.row[i] = math.Float32frombits(binary.LittleEndian.Uint32(f.w.Data[4*i:]))
+		}
+	}
 	for j := range d.ups {
 		u := &d.ups[j]
 		u.tc.p = packTrans(&u.tc)
