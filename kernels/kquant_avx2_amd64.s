@@ -51,40 +51,6 @@ DATA kshift4<>+0(SB)/8, $0x0000000400000000
 DATA kshift4<>+8(SB)/8, $0x0000000000000000
 GLOBL kshift4<>(SB), RODATA|NOPTR, $16
 
-DATA q4kshuf<>+0(SB)/8, $0x0100010001000100
-DATA q4kshuf<>+8(SB)/8, $0x0100010001000100
-DATA q4kshuf<>+16(SB)/8, $0x0100010001000100
-DATA q4kshuf<>+24(SB)/8, $0x0100010001000100
-DATA q4kshuf<>+32(SB)/8, $0x0302030203020302
-DATA q4kshuf<>+40(SB)/8, $0x0302030203020302
-DATA q4kshuf<>+48(SB)/8, $0x0302030203020302
-DATA q4kshuf<>+56(SB)/8, $0x0302030203020302
-DATA q4kshuf<>+64(SB)/8, $0x0504050405040504
-DATA q4kshuf<>+72(SB)/8, $0x0504050405040504
-DATA q4kshuf<>+80(SB)/8, $0x0504050405040504
-DATA q4kshuf<>+88(SB)/8, $0x0504050405040504
-DATA q4kshuf<>+96(SB)/8, $0x0706070607060706
-DATA q4kshuf<>+104(SB)/8, $0x0706070607060706
-DATA q4kshuf<>+112(SB)/8, $0x0706070607060706
-DATA q4kshuf<>+120(SB)/8, $0x0706070607060706
-DATA q4kshuf<>+128(SB)/8, $0x0908090809080908
-DATA q4kshuf<>+136(SB)/8, $0x0908090809080908
-DATA q4kshuf<>+144(SB)/8, $0x0908090809080908
-DATA q4kshuf<>+152(SB)/8, $0x0908090809080908
-DATA q4kshuf<>+160(SB)/8, $0x0b0a0b0a0b0a0b0a
-DATA q4kshuf<>+168(SB)/8, $0x0b0a0b0a0b0a0b0a
-DATA q4kshuf<>+176(SB)/8, $0x0b0a0b0a0b0a0b0a
-DATA q4kshuf<>+184(SB)/8, $0x0b0a0b0a0b0a0b0a
-DATA q4kshuf<>+192(SB)/8, $0x0d0c0d0c0d0c0d0c
-DATA q4kshuf<>+200(SB)/8, $0x0d0c0d0c0d0c0d0c
-DATA q4kshuf<>+208(SB)/8, $0x0d0c0d0c0d0c0d0c
-DATA q4kshuf<>+216(SB)/8, $0x0d0c0d0c0d0c0d0c
-DATA q4kshuf<>+224(SB)/8, $0x0f0e0f0e0f0e0f0e
-DATA q4kshuf<>+232(SB)/8, $0x0f0e0f0e0f0e0f0e
-DATA q4kshuf<>+240(SB)/8, $0x0f0e0f0e0f0e0f0e
-DATA q4kshuf<>+248(SB)/8, $0x0f0e0f0e0f0e0f0e
-GLOBL q4kshuf<>(SB), RODATA|NOPTR, $256
-
 DATA q6kshuf<>+0(SB)/8, $0x0100010001000100
 DATA q6kshuf<>+8(SB)/8, $0x0100010001000100
 DATA q6kshuf<>+16(SB)/8, $0x0302030203020302
@@ -1404,7 +1370,6 @@ q5kloop:
 	VPAND        Y14, Y2, Y2
 	VMOVDQU kbits<>+128(SB), Y5
 	VPAND   16(BX), Y5, Y5
-	VPSLLW  $0, Y5, Y5
 	VPOR    Y5, Y1, Y1
 	VMOVDQU kbits<>+160(SB), Y5
 	VPAND   16(BX), Y5, Y5
@@ -1522,7 +1487,6 @@ q5kloop:
 	VPAND        Y14, Y2, Y2
 	VMOVDQU kbits<>+128(SB), Y5
 	VPAND   16(BX), Y5, Y5
-	VPSLLW  $0, Y5, Y5
 	VPOR    Y5, Y1, Y1
 	VMOVDQU kbits<>+160(SB), Y5
 	VPAND   16(BX), Y5, Y5
@@ -1627,7 +1591,6 @@ q5klast0:
 	VPAND        Y14, Y2, Y2
 	VMOVDQU kbits<>+128(SB), Y5
 	VPAND   16(BX), Y5, Y5
-	VPSLLW  $0, Y5, Y5
 	VPOR    Y5, Y1, Y1
 	VMOVDQU kbits<>+160(SB), Y5
 	VPAND   16(BX), Y5, Y5
@@ -1727,7 +1690,6 @@ q5klast1:
 	VPAND        Y14, Y2, Y2
 	VMOVDQU kbits<>+128(SB), Y5
 	VPAND   16(BX), Y5, Y5
-	VPSLLW  $0, Y5, Y5
 	VPOR    Y5, Y1, Y1
 	VMOVDQU kbits<>+160(SB), Y5
 	VPAND   16(BX), Y5, Y5
@@ -1928,7 +1890,6 @@ q5k4loop:
 	VPAND        kmask0f<>(SB), Y2, Y2
 	VMOVDQU kbits<>+128(SB), Y5
 	VPAND   16(BX), Y5, Y5
-	VPSLLW  $0, Y5, Y5
 	VPOR    Y5, Y1, Y1
 	VMOVDQU kbits<>+160(SB), Y5
 	VPAND   16(BX), Y5, Y5
@@ -2146,7 +2107,6 @@ q5k4loop:
 	VPAND        kmask0f<>(SB), Y2, Y2
 	VMOVDQU kbits<>+128(SB), Y5
 	VPAND   16(BX), Y5, Y5
-	VPSLLW  $0, Y5, Y5
 	VPOR    Y5, Y1, Y1
 	VMOVDQU kbits<>+160(SB), Y5
 	VPAND   16(BX), Y5, Y5
@@ -2351,7 +2311,6 @@ q5k4last0:
 	VPAND        kmask0f<>(SB), Y2, Y2
 	VMOVDQU kbits<>+128(SB), Y5
 	VPAND   16(BX), Y5, Y5
-	VPSLLW  $0, Y5, Y5
 	VPOR    Y5, Y1, Y1
 	VMOVDQU kbits<>+160(SB), Y5
 	VPAND   16(BX), Y5, Y5
@@ -2551,7 +2510,6 @@ q5k4last1:
 	VPAND        kmask0f<>(SB), Y2, Y2
 	VMOVDQU kbits<>+128(SB), Y5
 	VPAND   16(BX), Y5, Y5
-	VPSLLW  $0, Y5, Y5
 	VPOR    Y5, Y1, Y1
 	VMOVDQU kbits<>+160(SB), Y5
 	VPAND   16(BX), Y5, Y5

@@ -123,10 +123,6 @@ func kqAConstants(a *asm) {
 	// kshift4: the dword shifts [0, 4, 0, 0] (VPSRLVD).
 	kqAData(a, "kshift4", []byte{0, 0, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0})
 	a.raw("")
-	// q4kshuf+32j: int16 j of each lane in all of that lane's int16s
-	// (unused by the kernels below).
-	kqAData(a, "q4kshuf", kqAWords(16, func(i int) int { return i / 2 }))
-	a.raw("")
 	// q6kshuf+32c: lane 0 gets int16 2c in every int16, lane 1 int16
 	// 2c+1 (the scales of the two 16-element halves of a 32-element chunk).
 	kqAData(a, "q6kshuf", kqAWords(8, func(i int) int { return i }))
@@ -427,15 +423,14 @@ func kqAUnpack(a *asm, t kqAType, k, buf int, mask string) {
 }
 
 // kqAHigh ORs into dst bit b of every qh byte, moved to bit 4: masked
-// first (kbits+32b), so the 16-bit shift moves nothing across bytes. Bit
-// 4 itself is shifted by 0 (a no-op the hand-written macro kept).
-// Clobbers Y5.
+// first (kbits+32b), so the 16-bit shift moves nothing across bytes (bit
+// 4 itself stays). Clobbers Y5.
 func kqAHigh(a *asm, b int, dst string) {
 	a.op("VMOVDQU kbits<>+%d(SB), Y5", 32*b)
 	a.op("VPAND   16(BX), Y5, Y5")
-	if b <= 4 {
+	if b < 4 {
 		a.op("VPSLLW  $%d, Y5, Y5", 4-b)
-	} else {
+	} else if b > 4 {
 		a.op("VPSRLW  $%d, Y5, Y5", b-4)
 	}
 	a.op("VPOR    Y5, %s, %s", dst, dst)
