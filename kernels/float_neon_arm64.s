@@ -37,7 +37,6 @@ TEXT ·f32VecNEON(SB), NOSPLIT, $0-88
 	MOVD x_base+64(FP), R5
 	LSR $1, R4, R6 // pairs of chunks
 	AND $1, R4, R7 // a last single chunk
-	MOVI0(31)
 row:
 	MOVD R2, R9
 	MOVD R5, R10
@@ -83,7 +82,6 @@ TEXT ·f16VecNEON(SB), NOSPLIT, $0-88
 	MOVD x_base+64(FP), R5
 	LSR $1, R4, R6 // pairs of chunks
 	AND $1, R4, R7 // a last single chunk
-	MOVI0(31)
 row:
 	MOVD R2, R9
 	MOVD R5, R10

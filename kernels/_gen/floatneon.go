@@ -96,8 +96,7 @@ func vecNFloatFile() *asm {
 // last chunk (R7) two registers into V16/V17; V4-V7 hold x. The row's sum
 // is HSUM4((V16+V18)+(V17+V19)), stored at R0 (advanced).
 //
-// V31 is cleared for the BF16 loads; the F32 and F16 kernels clear it too
-// without using it.
+// V31 is cleared for the BF16 loads (the BF16 kernel only).
 func vecNFloatVec(a *asm, typ string) {
 	name := strings.ToLower(typ) + "VecNEON"
 	a.raw("// func %s(out []float32, w []byte, stride, chunks int, x []float32)", name)
@@ -110,7 +109,9 @@ func vecNFloatVec(a *asm, typ string) {
 	a.op("MOVD x_base+64(FP), R5")
 	a.op("LSR $1, R4, R6 // pairs of chunks")
 	a.op("AND $1, R4, R7 // a last single chunk")
-	a.op("MOVI0(31)")
+	if typ == "BF16" {
+		a.op("MOVI0(31)")
+	}
 	a.label("row")
 	a.op("MOVD R2, R9")
 	a.op("MOVD R5, R10")

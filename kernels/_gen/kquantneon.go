@@ -305,14 +305,15 @@ func kqNQ6Super(a *asm, sdot bool) {
 	a.op("ADD $82, R9")
 }
 
-// kqNConsts sets the byte constants: V28 = 0x0f, and V30 = 0x10 (Q4_K,
-// Q5_K) or V29 = 0x30, V30 = 32 (Q6_K).
+// kqNConsts sets the byte constants: V28 = 0x0f, and V30 = 0x10 (Q5_K)
+// or V29 = 0x30, V30 = 32 (Q6_K).
 func kqNConsts(a *asm, q int) {
 	a.op("VMOVI $15, V28.B16")
-	if q == 6 {
+	switch q {
+	case 6:
 		a.op("VMOVI $0x30, V29.B16")
 		a.op("VMOVI $32, V30.B16")
-	} else {
+	case 5:
 		a.op("VMOVI $0x10, V30.B16")
 	}
 }
