@@ -125,10 +125,10 @@ func pairedPacked(base *packedKernel, gb, xb int, f1 packVecAsm, f4 packVec4Asm)
 // for rows of 1024 columns (the 0.6B speech models' talker and predictor,
 // four streams a batch), farther for wider ones. BenchmarkPackedStream8
 // (rows=4, one thread, 256 MiB, Zen 5, 2 vCPUs; the kernels with and
-// without it alternated, three runs; STREAM_COLS sets the width), from
-// memory, multiply-adds a second: 1024 columns 142-157 -> 202-214 (the
-// L2 tile's level); 2048 166-183 -> 148-188 and 3072 187-196 -> 165-180,
-// so wider rows keep the kernel without it.
+// without it alternated, three to six runs; STREAM_COLS sets the width),
+// from memory, multiply-adds a second: 1024 columns 142-158 -> 198-214
+// (the L2 tile's level); 2048 166-183 -> 148-188 and 3072 187-196 ->
+// 165-180, so wider rows keep the kernel without it.
 const q4kFarBlocks = 4
 
 // q4kVec4AVX512 is the four-row Q4_K kernel for the row width.

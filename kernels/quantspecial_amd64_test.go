@@ -54,12 +54,8 @@ func TestQuantActsSpecialValues(t *testing.T) {
 	for name, f := range cases {
 		// Two super-blocks: the special one, then an ordinary one.
 		x := make([]float32, 2*tensor.QK_K)
-		for i := range x {
-			if i < tensor.QK_K {
-				x[i] = f(i)
-			} else {
-				x[i] = float32(rng.NormFloat64())
-			}
+		for i := range tensor.QK_K {
+			x[i], x[tensor.QK_K+i] = f(i), base[tensor.QK_K-1-i]
 		}
 		for _, q := range []struct {
 			name       string

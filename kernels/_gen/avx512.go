@@ -653,9 +653,10 @@ func pairPrefetchBase(a *asm, gb, ahead int, tmp string) {
 }
 
 // farAhead, when not 0, is the near prefetch distance of the Q4_0
-// four-row kernel (or of Q4_K's far variant) being generated: prefetchPair then also prefetches,
-// into L2 (T1), the line at the same place of the next pair (R15, set by
-// pairPrefetchBase), as the eight-row kernels do (prefetch2).
+// four-row kernel (or of Q4_K's far variant) being generated:
+// prefetchPair then also prefetches, into L2 (T1), the line at the same
+// place of the next pair (R15, set by pairPrefetchBase), as the eight-row
+// kernels do (prefetch2).
 // BenchmarkPackedStream8/rows=4 (one thread, 256 MiB, Zen 5, 2 vCPUs,
 // alternated, four runs), from memory, multiply-adds a second before and
 // after: Q4_0 123-134 and 166-231, the L2 tile level. Q8_0's measured
