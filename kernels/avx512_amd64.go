@@ -22,7 +22,7 @@ import (
 func avx512Kernels() map[tensor.Type]*matKernel {
 	m := maps.Clone(avx2Kernels())
 	m[tensor.Q4_K] = withPacked(m[tensor.Q4_K], pairedPacked(m[tensor.Q4_K].packed, 8*144, 308, q4kPackVecAVX512, q4kVec4AVX512))
-	m[tensor.Q6_K] = withPacked(m[tensor.Q6_K], pairedPacked(m[tensor.Q6_K].packed, 8*210, 308, q6kPackVecAVX512, q6kPackVec4AVX512))
+	m[tensor.Q6_K] = withPacked(m[tensor.Q6_K], pairedPacked(m[tensor.Q6_K].packed, 8*210, 308, q6kPackVecAVX512, q6kVec4AVX512))
 	m[tensor.Q4_0] = withPacked(m[tensor.Q4_0], pairedPacked(m[tensor.Q4_0].packed, 8*18, 72, q4_0PackVecAVX512, q4_0PackVec4AVX512))
 	m[tensor.Q8_0] = withPacked(m[tensor.Q8_0], pairedPacked(m[tensor.Q8_0].packed, 8*34, 72, nil, q8_0PackVec4AVX512))
 	m[tensor.Q8_0] = withPacked(m[tensor.Q8_0], withQ8VNNIVec1(m[tensor.Q8_0].packed))
@@ -139,6 +139,27 @@ func q4kVec4AVX512(out []float32, ostride int, w []byte, groups, blocks int, x [
 	}
 	q4kPackVec4AVX512(out, ostride, w, groups, blocks, x, xstride)
 }
+
+// q6kFarBlocks is q4kFarBlocks for the four-row Q6_K kernels: at 1024
+// columns (BenchmarkPackedStream8, three alternated runs, the host busy)
+// the kernel read its weights from memory at 0.42-0.44 of its L2 rate,
+// 0.61-0.66 with the far prefetch (69-85 -> 94-128 G multiply-adds a
+// second); four streams of a Qwen3-0.6B-shaped Q4_K_M (its tied Q6_K
+// output matrix has 1024 columns) through siskin serve, 160 tokens each,
+// six alternated rounds: every burst 6-16% more tokens a second.
+const q6kFarBlocks = 4
+
+// q6kVec4AVX512 is the four-row Q6_K kernel for the row width.
+func q6kVec4AVX512(out []float32, ostride int, w []byte, groups, blocks int, x []byte, xstride int) {
+	if blocks <= q6kFarBlocks {
+		q6kPackVec4FarAVX512(out, ostride, w, groups, blocks, x, xstride)
+		return
+	}
+	q6kPackVec4AVX512(out, ostride, w, groups, blocks, x, xstride)
+}
+
+//go:noescape
+func q6kPackVec4FarAVX512(out []float32, ostride int, w []byte, groups, blocks int, x []byte, xstride int)
 
 //go:noescape
 func q4kPackVec4FarAVX512(out []float32, ostride int, w []byte, groups, blocks int, x []byte, xstride int)

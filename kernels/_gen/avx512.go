@@ -292,6 +292,7 @@ func avx512File() *asm {
 	q4k512Far(k)
 	q6k512(k, 1)
 	q6k512(k, 4)
+	q6k512Far(k)
 	for _, four := range []bool{true, false} {
 		if four {
 			q40z1(k)
@@ -315,15 +316,29 @@ func pairLoad16(a *asm, off int, r int) {
 // times the scale (VPMULLD); the offset -32 is applied once per
 // super-block as in q6k. Registers: Z4+a the block's integer sums of row
 // a, Z12+a its float sums; the rest as q6kHalf1 and q6kHalf4 say.
-func q6k512(a *asm, A int) {
+func q6k512(a *asm, A int) { q6k512With(a, A, false) }
+
+// q6k512Far is the four-row Q6_K kernel with the far prefetch of
+// q4k512Far (kernels.q6kFarBlocks says where it pays).
+func q6k512Far(a *asm) { q6k512With(a, 4, true) }
+
+func q6k512With(a *asm, A int, far bool) {
 	name := "q6kPackVecAVX512"
 	args := "$0-88"
 	if A == 4 {
 		name = "q6kPackVec4AVX512"
 		args = "$0-104"
 	}
+	if far {
+		name = "q6kPackVec4FarAVX512"
+	}
 	name += tune.suffix
-	l := func(s string) string { return fmt.Sprintf("q6kz%d%s%s", A, tune.suffix, s) }
+	l := func(s string) string {
+		if far {
+			s = "far" + s
+		}
+		return fmt.Sprintf("q6kz%d%s%s", A, tune.suffix, s)
+	}
 	a.raw("// func %s%s", name, sig(A))
 	a.raw("TEXT ·%s(SB), NOSPLIT, %s", name, args)
 	loadArgs(a, A)
@@ -348,6 +363,10 @@ func q6k512(a *asm, A int) {
 		a.op("VPXORD %s, %s, %s", z(12+i), z(12+i), z(12+i))
 	}
 	a.label(l("block"))
+	if far {
+		farAhead = tune.ahead(prefetchAhead) // the next pair's block, at the lines being read
+		defer func() { farAhead = 0 }()
+	}
 	for i := 0; i < A; i++ {
 		a.op("VPXORD %s, %s, %s", z(4+i), z(4+i), z(4+i))
 	}
