@@ -21,8 +21,8 @@ import (
 // avx512Kernels is the AVX-512 tier's kernel table.
 func avx512Kernels() map[tensor.Type]*matKernel {
 	m := maps.Clone(avx2Kernels())
-	m[tensor.Q4_K] = withPacked(m[tensor.Q4_K], pairedPacked(m[tensor.Q4_K].packed, 8*144, 308, q4kPackVecAVX512, q4kVec4AVX512))
-	m[tensor.Q6_K] = withPacked(m[tensor.Q6_K], pairedPacked(m[tensor.Q6_K].packed, 8*210, 308, q6kPackVecAVX512, q6kVec4AVX512))
+	m[tensor.Q4_K] = withPacked(m[tensor.Q4_K], pairedPacked(m[tensor.Q4_K].packed, 8*144, 308, q4kPackVecAVX512, byWidth(q4kPackVec4AVX512, q4kPackVec4FarAVX512)))
+	m[tensor.Q6_K] = withPacked(m[tensor.Q6_K], pairedPacked(m[tensor.Q6_K].packed, 8*210, 308, q6kPackVecAVX512, byWidth(q6kPackVec4AVX512, q6kPackVec4FarAVX512)))
 	m[tensor.Q4_0] = withPacked(m[tensor.Q4_0], pairedPacked(m[tensor.Q4_0].packed, 8*18, 72, q4_0PackVecAVX512, q4_0PackVec4AVX512))
 	m[tensor.Q8_0] = withPacked(m[tensor.Q8_0], pairedPacked(m[tensor.Q8_0].packed, 8*34, 72, nil, q8_0PackVec4AVX512))
 	m[tensor.Q8_0] = withPacked(m[tensor.Q8_0], withQ8VNNIVec1(m[tensor.Q8_0].packed))
@@ -119,43 +119,33 @@ func pairedPacked(base *packedKernel, gb, xb int, f1 packVecAsm, f4 packVec4Asm)
 	return &k
 }
 
-// q4kFarBlocks is the most blocks (of 256 columns) a row may have for
-// the four-row Q4_K products to take the kernel with a far prefetch: it
-// also prefetches into L2 each block of the next pair of groups, 9 KiB on
-// for rows of 1024 columns (the 0.6B speech models' talker and predictor,
-// four streams a batch), farther for wider ones. BenchmarkPackedStream8
-// (rows=4, one thread, 256 MiB, Zen 5, 2 vCPUs; the kernels with and
-// without it alternated, three to six runs; STREAM_COLS sets the width),
-// from memory, multiply-adds a second: 1024 columns 142-158 -> 198-214
-// (the L2 tile's level); 2048 166-183 -> 148-188 and 3072 187-196 ->
-// 165-180, so wider rows keep the kernel without it.
-const q4kFarBlocks = 4
+// farBlocks is the most blocks (of 256 columns) a row may have for the
+// four-row Q4_K and Q6_K products to take their kernels with a far
+// prefetch: those also prefetch into L2 each block of the next pair of
+// groups, 9 KiB on for rows of 1024 columns (the 0.6B speech models'
+// talker and predictor, Qwen3-0.6B; four streams a batch), farther for
+// wider ones. BenchmarkPackedStream8 (rows=4, one thread, 256 MiB, Zen 5,
+// 2 vCPUs; the kernels with and without it alternated; STREAM_COLS sets
+// the width), from memory, multiply-adds a second: Q4_K (six runs) 1024
+// columns 142-158 -> 198-214 (the L2 tile's level), 2048 166-183 ->
+// 148-188 and 3072 187-196 -> 165-180, so wider rows keep the kernels
+// without it; Q6_K (three runs, the host busy) at 1024 columns 69-85 ->
+// 94-128, 0.42-0.44 -> 0.61-0.66 of its L2 rate. Four 160-token streams of
+// a Qwen3-0.6B-shaped Q4_K_M (its tied Q6_K output has 1024 columns)
+// through siskin serve, six alternated rounds: every burst 6-16% more
+// tokens a second with the Q6_K one.
+const farBlocks = 4
 
-// q4kVec4AVX512 is the four-row Q4_K kernel for the row width.
-func q4kVec4AVX512(out []float32, ostride int, w []byte, groups, blocks int, x []byte, xstride int) {
-	if blocks <= q4kFarBlocks {
-		q4kPackVec4FarAVX512(out, ostride, w, groups, blocks, x, xstride)
-		return
+// byWidth is the four-row kernel for the row width: far up to farBlocks
+// blocks a row, near past them.
+func byWidth(near, far packVec4Asm) packVec4Asm {
+	return func(out []float32, ostride int, w []byte, groups, blocks int, x []byte, xstride int) {
+		if blocks <= farBlocks {
+			far(out, ostride, w, groups, blocks, x, xstride)
+			return
+		}
+		near(out, ostride, w, groups, blocks, x, xstride)
 	}
-	q4kPackVec4AVX512(out, ostride, w, groups, blocks, x, xstride)
-}
-
-// q6kFarBlocks is q4kFarBlocks for the four-row Q6_K kernels: at 1024
-// columns (BenchmarkPackedStream8, three alternated runs, the host busy)
-// the kernel read its weights from memory at 0.42-0.44 of its L2 rate,
-// 0.61-0.66 with the far prefetch (69-85 -> 94-128 G multiply-adds a
-// second); four streams of a Qwen3-0.6B-shaped Q4_K_M (its tied Q6_K
-// output matrix has 1024 columns) through siskin serve, 160 tokens each,
-// six alternated rounds: every burst 6-16% more tokens a second.
-const q6kFarBlocks = 4
-
-// q6kVec4AVX512 is the four-row Q6_K kernel for the row width.
-func q6kVec4AVX512(out []float32, ostride int, w []byte, groups, blocks int, x []byte, xstride int) {
-	if blocks <= q6kFarBlocks {
-		q6kPackVec4FarAVX512(out, ostride, w, groups, blocks, x, xstride)
-		return
-	}
-	q6kPackVec4AVX512(out, ostride, w, groups, blocks, x, xstride)
 }
 
 //go:noescape

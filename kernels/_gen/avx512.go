@@ -78,26 +78,32 @@ func q4k512(a *asm, A int) { q4k512With(a, A, false) }
 
 // q4k512Far is the four-row Q4_K kernel with a far prefetch besides the
 // near one: each block also prefetches into L2 the same block of the
-// next pair (kernels.q4kFarBlocks says where it pays).
+// next pair (kernels.farBlocks says where it pays).
 func q4k512Far(a *asm) { q4k512With(a, 4, true) }
 
+// pairNames returns the name of typ's pair kernel of A activation rows
+// (with far: its far-prefetch variant) and its label maker.
+func pairNames(typ string, A int, far bool) (string, func(string) string) {
+	name := typ + "PackVecAVX512"
+	switch {
+	case far:
+		name = typ + "PackVec4FarAVX512"
+	case A == 4:
+		name = typ + "PackVec4AVX512"
+	}
+	far0 := ""
+	if far {
+		far0 = "far"
+	}
+	return name + tune.suffix, func(s string) string { return fmt.Sprintf("%sz%d%s%s%s", typ, A, tune.suffix, far0, s) }
+}
+
 func q4k512With(a *asm, A int, far bool) {
-	name := "q4kPackVecAVX512"
 	args := "$256-88"
 	if A == 4 {
-		name = "q4kPackVec4AVX512"
 		args = "$256-104"
 	}
-	if far {
-		name = "q4kPackVec4FarAVX512"
-	}
-	name += tune.suffix
-	l := func(s string) string {
-		if far {
-			s = "far" + s
-		}
-		return fmt.Sprintf("q4kz%d%s%s", A, tune.suffix, s)
-	}
+	name, l := pairNames("q4k", A, far)
 	a.raw("// func %s%s", name, sig(A))
 	a.raw("TEXT ·%s(SB), NOSPLIT, %s", name, args)
 	loadArgs(a, A)
@@ -319,26 +325,15 @@ func pairLoad16(a *asm, off int, r int) {
 func q6k512(a *asm, A int) { q6k512With(a, A, false) }
 
 // q6k512Far is the four-row Q6_K kernel with the far prefetch of
-// q4k512Far (kernels.q6kFarBlocks says where it pays).
+// q4k512Far (kernels.farBlocks says where it pays).
 func q6k512Far(a *asm) { q6k512With(a, 4, true) }
 
 func q6k512With(a *asm, A int, far bool) {
-	name := "q6kPackVecAVX512"
 	args := "$0-88"
 	if A == 4 {
-		name = "q6kPackVec4AVX512"
 		args = "$0-104"
 	}
-	if far {
-		name = "q6kPackVec4FarAVX512"
-	}
-	name += tune.suffix
-	l := func(s string) string {
-		if far {
-			s = "far" + s
-		}
-		return fmt.Sprintf("q6kz%d%s%s", A, tune.suffix, s)
-	}
+	name, l := pairNames("q6k", A, far)
 	a.raw("// func %s%s", name, sig(A))
 	a.raw("TEXT ·%s(SB), NOSPLIT, %s", name, args)
 	loadArgs(a, A)
@@ -672,7 +667,7 @@ func pairPrefetchBase(a *asm, gb, ahead int, tmp string) {
 }
 
 // farAhead, when not 0, is the near prefetch distance of the Q4_0
-// four-row kernel (or of Q4_K's far variant) being generated:
+// four-row kernel (or of the Q4_K and Q6_K far variants) being generated:
 // prefetchPair then also prefetches, into L2 (T1), the line at the same
 // place of the next pair (R15, set by pairPrefetchBase), as the eight-row
 // kernels do (prefetch2).
