@@ -90,24 +90,35 @@ func (b *Batch) Split(logits []float32, vocab int) [][]float32 {
 // that asked for Hidden. A batch without Hidden sequences runs exactly
 // the norm and one matrix product over all output rows.
 func (b *Batch) Head(x []float32, d int, norm []float32, eps float32, output *tensor.Matrix, vocab int) [][]float32 {
-	x = b.Gather(make([]float32, len(b.OutRows)*d), x, d)
 	no := len(b.OutRows)
-	h := make([]float32, no*d)
-	RMSNormRows(h, x, norm, eps)
 	rows := make([]int, len(b.Seqs)) // output rows per sequence
-	var want []float32               // rows that need logits, in order
+	hidden := false
 	for i, s := range b.Seqs {
 		rows[i] = 1
 		if s.AllLogits {
 			rows[i] = len(s.Tokens)
 		}
+		hidden = hidden || s.Hidden
 	}
-	off := 0
-	for i, s := range b.Seqs {
-		if !s.Hidden {
-			want = append(want, h[off*d:(off+rows[i])*d]...)
+	// The gathered rows, and the normed ones unless a sequence keeps
+	// them, are scratch (see GetScratch: fresh memory every step cost
+	// page faults).
+	bufs, free := TakeScratch(no*d, no*d)
+	defer free()
+	x = b.Gather(bufs[0], x, d)
+	h, want := bufs[1], bufs[1] // want: the rows that need logits, in order
+	if hidden {
+		h, want = make([]float32, no*d), nil
+	}
+	RMSNormRows(h, x, norm, eps)
+	if hidden {
+		off := 0
+		for i, s := range b.Seqs {
+			if !s.Hidden {
+				want = append(want, h[off*d:(off+rows[i])*d]...)
+			}
+			off += rows[i]
 		}
-		off += rows[i]
 	}
 	logits := newLogits(len(want) / d * vocab)
 	if len(want) > 0 {

@@ -58,6 +58,22 @@ func takeKept(n int) *[]float32 {
 	return p
 }
 
+// TakeScratch returns a zeroed slice of each length in ns, all cut from
+// one GetScratch buffer, and the func that hands it back.
+func TakeScratch(ns ...int) ([][]float32, func()) {
+	total := 0
+	for _, n := range ns {
+		total += n
+	}
+	buf := GetScratch(total)
+	rest := *buf
+	out := make([][]float32, len(ns))
+	for i, n := range ns {
+		out[i], rest = rest[:n:n], rest[n:]
+	}
+	return out, func() { PutScratch(buf) }
+}
+
 // PutScratch hands a buffer from GetScratch back; the caller keeps no
 // part of it.
 func PutScratch(p *[]float32) {

@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 
 	"github.com/siskin-ml/siskin/kv"
@@ -332,4 +333,45 @@ func CheckBatchInvariance(t *testing.T, m model.Model, ids []int) {
 			t.Errorf("sequence %d: batched logits differ from running alone by %g", i, d)
 		}
 	}
+}
+
+// CheckStepAllocs runs decode steps of eight sequences and asserts that a
+// step allocates less than a quarter of the bytes of its activations
+// (the residual stream, a normed copy and the feed-forward's two
+// products): the layer stack's and the output head's temporaries are
+// reused from step to step, since fresh memory costs a page fault a page
+// (see model.GetScratch).
+func CheckStepAllocs(t *testing.T, m model.Model, ids []int) {
+	t.Helper()
+	seqs := make([]model.Seq, 8)
+	for i := range seqs {
+		c := m.NewCache()
+		c.Limit(64) // allocated whole at the prompt: no growth in the steps
+		if _, err := m.Forward(c, ids[:8+i], false); err != nil {
+			t.Fatal(err)
+		}
+		seqs[i] = model.Seq{Cache: c, Tokens: ids[i : i+1]}
+	}
+	step := func() {
+		out, err := m.ForwardBatch(seqs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		model.RecycleLogits(out)
+	}
+	step()
+	const steps = 4
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range steps {
+		step()
+	}
+	runtime.ReadMemStats(&after)
+	cfg := m.Config()
+	per, act := (after.TotalAlloc-before.TotalAlloc)/steps, uint64(8*4*(2*cfg.Hidden+2*cfg.FFN))
+	if per > act/4 {
+		t.Errorf("a decode step of 8 sequences allocated %d bytes, over a quarter of its %d bytes of activations", per, act)
+		return
+	}
+	t.Logf("a decode step of 8 sequences allocated %d bytes (activations: %d)", per, act)
 }

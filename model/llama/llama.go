@@ -150,14 +150,10 @@ func (m *Model) ForwardBatch(seqs []model.Seq) ([][]float32, error) {
 	}
 	n, d, qd, kvd, hd := len(b.Tokens), c.Hidden, c.QDim(), c.KVDim(), c.HeadDim
 
-	x := make([]float32, n*d) // residual stream
-	h := make([]float32, n*d)
-	q := make([]float32, n*qd)
-	k := make([]float32, n*kvd)
-	v := make([]float32, n*kvd)
-	att := make([]float32, n*qd)
-	up := make([]float32, n*c.FFN)
-	act := make([]float32, n*c.FFN)
+	bufs, free := model.TakeScratch(n*d, n*d, n*qd, n*kvd, n*kvd, n*qd, n*c.FFN, n*c.FFN)
+	defer free()
+	x, h, q, k, v := bufs[0], bufs[1], bufs[2], bufs[3], bufs[4] // x: the residual stream
+	att, up, act := bufs[5], bufs[6], bufs[7]
 
 	model.Embed(x, m.embed, b.Tokens)
 	for li := range m.layers {

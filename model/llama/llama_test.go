@@ -92,3 +92,9 @@ func TestBatchInvariance(t *testing.T) {
 	g := modeltest.Load(t, testdata.Path(t, "llm", "tiny", "golden", "llamacpp"), "llama-tiny-q4_k_m")
 	modeltest.CheckBatchInvariance(t, m, g.PromptIDs)
 }
+
+func TestStepAllocs(t *testing.T) {
+	m := open(t, testdata.Path(t, "llm", "tiny", "models", "llama-tiny-q4_k_m.gguf"))
+	g := modeltest.Load(t, testdata.Path(t, "llm", "tiny", "golden", "llamacpp"), "llama-tiny-q4_k_m")
+	modeltest.CheckStepAllocs(t, m, g.PromptIDs)
+}

@@ -108,7 +108,9 @@ func (m *Model) ForwardBatch(seqs []model.Seq) ([][]float32, error) {
 		return nil, err
 	}
 	n, d := len(b.Tokens), c.Hidden
-	x := make([]float32, n*d) // residual stream
+	xs := model.GetScratch(n * d) // the residual stream
+	defer model.PutScratch(xs)
+	x := *xs
 	model.Embed(x, m.embed, b.Tokens)
 	m.dec.Run(b, x, nil)
 

@@ -72,3 +72,9 @@ func TestBatchInvariance(t *testing.T) {
 	g := modeltest.Load(t, tiny(t, "golden", "ref"), "qwen3-tiny-f32.ref")
 	modeltest.CheckBatchInvariance(t, m, g.PromptIDs)
 }
+
+func TestStepAllocs(t *testing.T) {
+	m := open(t, tiny(t, "hf", "qwen3-tiny", "bf16"))
+	g := modeltest.Load(t, tiny(t, "golden", "ref"), "qwen3-tiny-f32.ref")
+	modeltest.CheckStepAllocs(t, m, g.PromptIDs)
+}

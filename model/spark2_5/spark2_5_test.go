@@ -183,3 +183,9 @@ func TestBatchInvariance(t *testing.T) {
 		t.Run(typ.String(), func(t *testing.T) { modeltest.CheckBatchInvariance(t, modeltest.WithKV(m, typ), g.PromptIDs) })
 	}
 }
+
+func TestStepAllocs(t *testing.T) {
+	m := open(t, tiny(t, "models", "spark2_5-tiny-q4_k_m.gguf"))
+	g := modeltest.Load(t, tiny(t, "golden", "ref"), "spark2_5-tiny-f32.ref")
+	modeltest.CheckStepAllocs(t, m, g.PromptIDs)
+}
