@@ -255,28 +255,30 @@ func autoWeightPath(set device.Settings) bool {
 	return v == "" || device.WeightPath(v) == device.WeightPathAuto
 }
 
-// buildServer loads the model and wires engine and HTTP server.
-func buildServer(f serveFlags, log *slog.Logger) (*server.Server, func(), string, error) {
+// buildServer loads the model and wires engine and HTTP server; heap is
+// what the engine may hold on the Go heap beyond what loading left there
+// (llmHeapBytes).
+func buildServer(f serveFlags, log *slog.Logger) (srv *server.Server, cleanup func(), summary string, heap int64, err error) {
 	set, info, err := resolve(f)
 	if err != nil {
-		return nil, nil, "", err
+		return nil, nil, "", 0, err
 	}
 	weightPath, why := set.WeightPath(info)
 	if err := weightpath.CheckPath(weightPath); err != nil {
-		return nil, nil, "", fmt.Errorf("--weight-path: %w", err)
+		return nil, nil, "", 0, fmt.Errorf("--weight-path: %w", err)
 	}
 	if n := set.Int(device.KeyThreads); n > 0 {
 		kernels.SetThreads(int(n))
 	}
 	lm, err := load.OpenWith(f.model, load.Options{WeightPath: weightPath, Why: why, Auto: autoWeightPath(set), CacheDir: f.weightCache, Log: log})
 	if err != nil {
-		return nil, nil, "", err
+		return nil, nil, "", 0, err
 	}
 	weightPath = lm.Weights.Path()
 	log.Info("weight path", "path", weightPath, "why", lm.WeightPathWhy)
-	fail := func(err error) (*server.Server, func(), string, error) {
+	fail := func(err error) (*server.Server, func(), string, int64, error) {
 		lm.Close()
-		return nil, nil, "", err
+		return nil, nil, "", 0, err
 	}
 	cfg := lm.Model.Config()
 	// Before any cache is made or budgeted: KVBytes counts its element size.
@@ -335,7 +337,8 @@ func buildServer(f serveFlags, log *slog.Logger) (*server.Server, func(), string
 	if err := defaults.Validate(0); err != nil {
 		return fail(fmt.Errorf("sampling defaults: %w", err))
 	}
-	eng := engine.New(lm.Model, engine.Config{MaxNumSeqs: seqs, MaxNumBatchedTokens: int(set.Int(device.KeyMaxNumBatchedTokens)), KVCacheBytes: kvBytes})
+	maxToks := int(set.Int(device.KeyMaxNumBatchedTokens))
+	eng := engine.New(lm.Model, engine.Config{MaxNumSeqs: seqs, MaxNumBatchedTokens: maxToks, KVCacheBytes: kvBytes})
 	led := ledger.New()
 	lm.RegisterMemory(led)
 	eng.RegisterMemory(led)
@@ -343,16 +346,16 @@ func buildServer(f serveFlags, log *slog.Logger) (*server.Server, func(), string
 	if f.cors != "" {
 		origins = strings.Split(f.cors, ",")
 	}
-	srv := server.New(server.Config{
+	srv = server.New(server.Config{
 		ModelName: name, APIKey: f.apiKey, MaxRequestBytes: f.maxRequestBytes, CORSOrigins: origins,
 		MaxModelLen: maxLen, ToolParser: toolParser, ReasoningParser: reasoningParser, Defaults: defaults, Logger: log,
 		Pooling: server.PoolingFromDir(lm.Source.Path),
 		Debug:   map[string]http.Handler{"/debug/memory": led.Handler()},
 	}, eng, lm.Tokenizer, tmpl)
-	summary := fmt.Sprintf("siskin: model %s (%s, %s, %d MiB of weights), weight path %s, context %d, KV budget %d MiB (%s), %d threads",
+	summary = fmt.Sprintf("siskin: model %s (%s, %s, %d MiB of weights), weight path %s, context %d, KV budget %d MiB (%s), %d threads",
 		name, cfg.Arch, lm.Source.Format, lm.Model.WeightBytes()>>20, weightPath, maxLen, kvBytes>>20, cfg.KVType, kernels.Threads())
-	cleanup := func() { eng.Close(); lm.Close() }
-	return srv, cleanup, summary, nil
+	cleanup = func() { eng.Close(); lm.Close() }
+	return srv, cleanup, summary, llmHeapBytes(cfg, kvBytes, maxToks, seqs), nil
 }
 
 // loadTemplate finds the chat template: a file given on the command line,

@@ -72,9 +72,13 @@ func buildServed(f serveFlags, log *slog.Logger) (served, func(), string, error)
 		}
 		return buildSpeech(f, f.model, f.name, log)
 	}
-	llm, cleanup, summary, err := buildServer(f, log)
-	if err != nil || speechModel == "" {
-		return llm, cleanup, summary, err
+	llm, cleanup, summary, heap, err := buildServer(f, log)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	if speechModel == "" {
+		limitHeap(heap, log)
+		return llm, cleanup, summary, nil
 	}
 	sp, spCleanup, spSummary, err := buildSpeech(f, speechModel, "", log)
 	if err != nil {

@@ -43,7 +43,7 @@ func BenchmarkServeStart(b *testing.B) {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	start := func() time.Duration {
 		t0 := time.Now()
-		srv, cleanup, _, err := buildServer(f, log)
+		srv, cleanup, _, _, err := buildServer(f, log)
 		if err != nil {
 			b.Fatal(err)
 		}
