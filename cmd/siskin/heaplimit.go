@@ -14,11 +14,12 @@ import (
 // loading plus heap (what the engine may hold) and a quarter more, unless
 // GOMEMLIMIT is set. Between collections Go lets the heap grow to twice
 // what is live (GOGC=100) and returns freed spans to the OS only slowly:
-// an LLM server with a 286 MiB KV budget whose prefix cache churned held
-// 777 MB of anonymous memory, 287 MB of it free spans and 136 MB garbage
-// (GET /debug/memory). Under the limit the collector runs before the heap
-// passes it and freed pages go back; as a soft limit it is never a cause
-// of failure, only of more frequent collections.
+// after 100 distinct requests an LLM server with a 286 MiB KV budget held
+// 287 MB of free heap spans and 136 MB of heap objects the ledger does
+// not name, mostly garbage (GET /debug/memory), 687-709 MB of anonymous
+// memory in all against 499 MB under this limit. Under it the collector
+// runs before the heap passes it and freed pages go back; as a soft limit
+// it never fails an allocation, it only makes collections more frequent.
 func limitHeap(heap int64, log *slog.Logger) {
 	if heap <= 0 || os.Getenv("GOMEMLIMIT") != "" {
 		return
