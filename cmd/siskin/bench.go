@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"runtime/pprof"
@@ -25,11 +26,13 @@ func benchCmd() *cobra.Command {
 		seed          uint64
 		skipBandwidth bool
 		profile       string
+		serveURL      string
+		apiKey        string
 	)
 	var wf weightFlags
 	var tts ttsBenchFlags
 	cmd := &cobra.Command{
-		Use:   "bench -m MODEL [-p 512] [-n 128] [-t 2] [-r 3] [--json] | bench --tts -m DIR [--frames 125] [--ignore-eos]",
+		Use:   "bench -m MODEL [-p 512] [-n 128] [-t 2] [-r 3] [--json] | bench --tts -m DIR [--frames 125] [--ignore-eos] | bench --url URL [--concurrency 1,8] [-n 48]",
 		Short: "Measure prompt processing and generation speed, like llama-bench, against the memory bandwidth",
 		Long: `Measure a model like llama-bench: ppN processes an N-token prompt of random tokens as one batch
 from an empty cache, tgN generates N tokens one at a time from an empty cache (after an untimed
@@ -47,9 +50,18 @@ floors: weight bytes read per frame / read bandwidth for talker+predictor, codec
 FLOPs per frame / the FP32 peak of siskin's float matrix product on cache-resident
 data (--no-bandwidth skips both probes). --tts --serve times the first audio through
 POST /v1/audio/speech (stream_format audio) of an in-process server instead, for -r
-voices each new and then with its conditioning cached, split by engine step.`,
+voices each new and then with its conditioning cached, split by engine step.
+
+--url benchmarks a running OpenAI-compatible server (siskin serve, llama-server, vLLM) instead:
+after one untimed request, -r bursts for each --concurrency (default 1,8) of that many
+concurrent POST /v1/completions of -n tokens each (greedy, ignore_eos, a short prompt);
+tokens/s is all the burst's completion tokens over its wall time, and each test's median
+is also given as a multiple of one stream's.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if serveURL != "" {
+				return benchServe(cmd, serveURL, apiKey, tts.concurrency, gens, reps, asJSON)
+			}
 			if modelPath == "" {
 				return fmt.Errorf("-m MODEL is required (a .gguf file or a Hugging Face folder)")
 			}
@@ -112,6 +124,8 @@ voices each new and then with its conditioning cached, split by engine step.`,
 	f.BoolVar(&skipBandwidth, "no-bandwidth", false, "skip the bandwidth probe (no ceiling share)")
 	f.BoolVar(&asJSON, "json", false, "print a JSON array, one object per test")
 	f.Uint64Var(&seed, "seed", 1, "seed of the random prompt and generation tokens")
+	f.StringVar(&serveURL, "url", "", "benchmark the OpenAI-compatible server at this URL (e.g. http://127.0.0.1:8080) with bursts of concurrent completions, instead of a model")
+	f.StringVar(&apiKey, "api-key", "", "--url: bearer token for the server (default $OPENAI_API_KEY)")
 	f.StringVar(&profile, "cpuprofile", "", "write a CPU profile of each test's timed repetitions to PREFIX.TEST.pprof (e.g. PREFIX.tg128@d2048.pprof)")
 	return cmd
 }
@@ -134,4 +148,30 @@ func cpuProfiler(prefix string) func(test string) (func() error, error) {
 			return f.Close()
 		}, nil
 	}
+}
+
+// benchServe runs bench --url: the completion bursts of bench.RunServe
+// (-n's first length per request; --concurrency 1,8 unless given).
+func benchServe(cmd *cobra.Command, url, key string, conc, gens []int, reps int, asJSON bool) error {
+	if !cmd.Flags().Changed("concurrency") {
+		conc = []int{1, 8}
+	}
+	if len(gens) == 0 || gens[0] < 1 {
+		return fmt.Errorf("--url: -n must give the completion tokens per request (at least 1)")
+	}
+	if key == "" {
+		key = os.Getenv("OPENAI_API_KEY")
+	}
+	ctx := cmd.Context()
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	results, err := bench.RunServe(ctx, bench.ServeOptions{URL: url, APIKey: key, Concurrency: conc, Tokens: gens[0], Reps: reps})
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		return bench.WriteServeJSON(cmd.OutOrStdout(), results)
+	}
+	return bench.WriteServeTable(cmd.OutOrStdout(), results)
 }

@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"log/slog"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -95,5 +97,37 @@ func TestBenchCPUProfile(t *testing.T) {
 		if len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
 			t.Errorf("%s: not a gzip-compressed profile (%d bytes)", test, len(b))
 		}
+	}
+}
+
+// bench --url against siskin serve's handler on the tiny model: a test
+// per concurrency, -r bursts each, every request's -n tokens counted.
+func TestBenchURL(t *testing.T) {
+	model := testdata.Path(t, "llm", "tiny", "models", "qwen3-tiny-q4_k_m.gguf")
+	srv, cleanup, _, _, err := buildServer(serveFlags{model: model, maxNumSeqs: 4, maxRequestBytes: 1 << 20}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cleanup()
+	ts := httptest.NewServer(srv.Handler())
+	defer ts.Close()
+	out, err := siskin(t, "bench", "--url", ts.URL, "--concurrency", "1,3", "-n", "4", "-r", "2", "--json")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	var res []struct {
+		Streams  int       `json:"streams"`
+		Tokens   int       `json:"tokens_per_request"`
+		Bursts   []float64 `json:"tokens_per_second"`
+		VsSingle float64   `json:"vs_single_stream"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if len(res) != 2 || res[0].Streams != 1 || res[1].Streams != 3 || res[1].Tokens != 4 || len(res[1].Bursts) != 2 || res[0].VsSingle != 1 || res[1].VsSingle <= 0 {
+		t.Fatalf("results %+v", res)
+	}
+	if out, err := siskin(t, "bench", "--url", ts.URL, "-n", "0"); err == nil || !strings.Contains(err.Error(), "-n must give") {
+		t.Errorf("-n 0: error %v\n%s", err, out)
 	}
 }

@@ -34,7 +34,7 @@ func (t *ttsBenchFlags) register(cmd *cobra.Command) {
 	f.StringVar(&t.talker, "talker", "", "--tts: the talker's weights, converted at load: int8 (q8_0), w8a8, w4a8 or q4_k (default: the file's)")
 	f.BoolVar(&t.parity, "predictor-parity-check", false, "--tts: keep a float32 code predictor beside the converted one and report their parity (in situ on every 8th frame, and teacher-forced on a float32 utterance beside plain per-row int8 weights)")
 	f.BoolVar(&t.vsFloat, "vs-float32", false, "--tts: also time the float32 code predictor, alternating repetitions with the converted one")
-	f.IntSliceVar(&t.concurrency, "concurrency", []int{1}, "--tts: utterances run together, one test each (comma-separated: 1,4)")
+	f.IntSliceVar(&t.concurrency, "concurrency", []int{1}, "--tts: utterances run together, one test each (comma-separated: 1,4); --url: requests per burst (default 1,8)")
 	f.StringVar(&t.voice, "voice", "", "--tts: the speaker (default: the model's first)")
 	f.BoolVar(&t.nonStreaming, "non-streaming-mode", true, "--tts: feed the whole text in the prompt, as serve does unless a request says otherwise (false: one text token enters per frame, so the prefill and the time to first audio do not grow with the text)")
 	f.BoolVar(&t.serve, "serve", false, "--tts: time to first audio through POST /v1/audio/speech (stream_format audio) of an in-process server, -r voices each new then cached, with where the time went")
