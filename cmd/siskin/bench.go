@@ -60,6 +60,9 @@ is also given as a multiple of one stream's.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if serveURL != "" {
+				if modelPath != "" || tts.on {
+					return fmt.Errorf("--url measures a running server: give it without -m or --tts")
+				}
 				return benchServe(cmd, serveURL, apiKey, tts.concurrency, gens, reps, asJSON)
 			}
 			if modelPath == "" {

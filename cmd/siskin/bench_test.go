@@ -130,4 +130,7 @@ func TestBenchURL(t *testing.T) {
 	if out, err := siskin(t, "bench", "--url", ts.URL, "-n", "0"); err == nil || !strings.Contains(err.Error(), "-n must give") {
 		t.Errorf("-n 0: error %v\n%s", err, out)
 	}
+	if out, err := siskin(t, "bench", "--url", ts.URL, "-m", model); err == nil || !strings.Contains(err.Error(), "without -m or --tts") {
+		t.Errorf("--url with -m: error %v\n%s", err, out)
+	}
 }
