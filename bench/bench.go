@@ -324,9 +324,14 @@ func WriteJSON(w io.Writer, results []Result) error {
 	if results == nil {
 		results = []Result{}
 	}
+	return writeIndented(w, results)
+}
+
+// writeIndented prints v as indented JSON.
+func writeIndented(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	return enc.Encode(results)
+	return enc.Encode(v)
 }
 
 // WriteTable prints a llama-bench style table: median tokens/s with the

@@ -81,10 +81,7 @@ func RunServe(ctx context.Context, opt ServeOptions) ([]ServeResult, error) {
 		}
 		s := append([]float64(nil), r.Bursts...)
 		sort.Float64s(s)
-		r.Median = s[len(s)/2]
-		if len(s)%2 == 0 {
-			r.Median = (s[len(s)/2-1] + s[len(s)/2]) / 2
-		}
+		r.Median = median(s)
 		if n == 1 && single == 0 {
 			single = r.Median
 		}
@@ -213,8 +210,4 @@ func WriteServeTable(w io.Writer, results []ServeResult) error {
 }
 
 // WriteServeJSON prints RunServe's results as a JSON array.
-func WriteServeJSON(w io.Writer, results []ServeResult) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(results)
-}
+func WriteServeJSON(w io.Writer, results []ServeResult) error { return writeIndented(w, results) }

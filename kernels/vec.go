@@ -47,9 +47,7 @@ func vecAxpyGo(y, x []float32, s float32) {
 // key). The rows may overlap (stride < len(q): a 1-channel convolution's
 // windows).
 func DotRows(out, q, k []float32, stride int, scale float32) {
-	if stride < 0 || len(out) > 0 && (len(out)-1)*stride+len(q) > len(k) {
-		panic(fmt.Sprintf("kernels: DotRows: %d rows of %d (stride %d) in %d floats", len(out), len(q), stride, len(k)))
-	}
+	checkSpan("DotRows", len(out), len(q), len(k), stride)
 	dotRows(out, q, k, stride, scale)
 }
 
@@ -65,10 +63,15 @@ func AxpyRows(y, p, v []float32, stride int) {
 // checkRows panics unless n rows of width floats, stride apart, fit in
 // size floats.
 func checkRows(op string, n, width, size, stride int) {
-	if n == 0 {
-		return
+	if n > 0 && stride < width {
+		panic(fmt.Sprintf("kernels: %s: %d rows of %d (stride %d) in %d floats", op, n, width, stride, size))
 	}
-	if stride < width || (n-1)*stride+width > size {
+	checkSpan(op, n, width, size, stride)
+}
+
+// checkSpan is checkRows for rows that may overlap (0 <= stride < width).
+func checkSpan(op string, n, width, size, stride int) {
+	if n > 0 && (stride < 0 || (n-1)*stride+width > size) {
 		panic(fmt.Sprintf("kernels: %s: %d rows of %d (stride %d) in %d floats", op, n, width, stride, size))
 	}
 }

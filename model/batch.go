@@ -106,12 +106,14 @@ func (b *Batch) Head(x []float32, d int, norm []float32, eps float32, output *te
 	bufs, free := TakeScratch(no*d, no*d)
 	defer free()
 	x = b.Gather(bufs[0], x, d)
-	h, want := bufs[1], bufs[1] // want: the rows that need logits, in order
+	h := bufs[1]
 	if hidden {
-		h, want = make([]float32, no*d), nil
+		h = make([]float32, no*d) // returned to the sequences that asked
 	}
 	RMSNormRows(h, x, norm, eps)
+	want := h // the rows that need logits, in order
 	if hidden {
+		want = nil
 		off := 0
 		for i, s := range b.Seqs {
 			if !s.Hidden {

@@ -108,9 +108,9 @@ func (m *Model) ForwardBatch(seqs []model.Seq) ([][]float32, error) {
 		return nil, err
 	}
 	n, d := len(b.Tokens), c.Hidden
-	xs := model.GetScratch(n * d) // the residual stream
-	defer model.PutScratch(xs)
-	x := *xs
+	bufs, free := model.TakeScratch(n * d)
+	defer free()
+	x := bufs[0] // the residual stream
 	model.Embed(x, m.embed, b.Tokens)
 	m.dec.Run(b, x, nil)
 
