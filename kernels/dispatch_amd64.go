@@ -38,7 +38,7 @@ func avx2VecKernels() *vecKernels {
 	v.siluMul, v.geluErfMul, v.add, v.mul = siluMulAVX2Row, geluErfMulAVX2Row, addAVX2Row, mulAVX2Row
 	v.sumSquares, v.scaleRow, v.expMax = sumSquaresAVX2, scaleRowAVX2, expMaxAVX2
 	v.vecDot, v.vecAxpy, v.dotRows, v.axpyRows = vecDotAVX2, vecAxpyAVX2, dotRowsAVX2, axpyRowsAVX2
-	v.f32ToF16, v.dequantQ8 = f32ToF16AVX2Row, dequantQ8AVX2Row
+	v.f32ToF16, v.dequantQ8, v.quantQ8 = f32ToF16AVX2Row, dequantQ8AVX2Row, quantQ8AVX2Row
 	return simdVecKernels(v)
 }
 

@@ -27,6 +27,11 @@ func QuantizeRowQ8(dst []byte, src []float32) {
 	if len(src)%32 != 0 || len(dst) != Q8RowBytes(len(src)) {
 		panic(fmt.Sprintf("kernels: QuantizeRowQ8 of %d values into %d bytes", len(src), len(dst)))
 	}
+	vk().quantQ8(dst, src)
+}
+
+// quantQ8Go is QuantizeRowQ8's generic twin.
+func quantQ8Go(dst []byte, src []float32) {
 	for b := 0; b < len(src)/32; b++ {
 		quantQ8_0((*[q8_0Bytes]byte)(dst[b*q8_0Bytes:]), (*[32]float32)(src[b*32:]))
 	}
@@ -184,10 +189,16 @@ func quantQueryQ8To(dst []byte, q []float32, qstride, m, width int) []byte {
 	}
 	b := &dst
 	*b = (*b)[:m*steps*q8QueryBytes]
-	var blk [q8_0Bytes]byte
+	const group = 8 // blocks quantized at a time
+	var blks [group * q8_0Bytes]byte
+	quant := vk().quantQ8
 	for j := 0; j < m; j++ {
 		for s := 0; s < steps; s++ {
-			quantQ8_0(&blk, (*[32]float32)(q[j*qstride+32*s:]))
+			if s%group == 0 {
+				n := min(group, steps-s)
+				quant(blks[:n*q8_0Bytes], q[j*qstride+32*s:][:32*n])
+			}
+			blk := blks[s%group*q8_0Bytes:][:q8_0Bytes]
 			r := (*b)[(j*steps+s)*q8QueryBytes:][:q8QueryBytes]
 			copy(r[0:32], blk[2:])
 			copy(r[32:64], blk[2:])

@@ -260,3 +260,89 @@ func TestDotRowsMultiNextQ8Query(t *testing.T) {
 		setTier(prev)
 	}
 }
+
+// TestQuantizeRowQ8Tiers: in every tier QuantizeRowQ8 and the query
+// layout built on it (quantQueryQ8To) write the generic twins' bytes, for
+// rows of 0-20 blocks (the assembly path takes eight at a time) of random
+// values over many magnitudes and blocks of infinities, the largest
+// floats, subnormals, zeros and signed zeros (NaN blocks are garbage in
+// any tier and not compared).
+func TestQuantizeRowQ8Tiers(t *testing.T) {
+	r := rand.New(rand.NewPCG(25, 26))
+	sub := math.Float32frombits(3)
+	special := [][]float32{
+		{float32(math.Inf(1)), 1, -2}, {float32(math.Inf(-1)), 0.5},
+		{math.MaxFloat32, -math.MaxFloat32 / 3}, {sub, 2 * sub, -sub}, {0}, {float32(math.Copysign(0, -1)), 0},
+	}
+	for _, n := range []int{0, 1, 7, 8, 9, 16, 20} {
+		src := make([]float32, 32*n)
+		for i := range src {
+			src[i] = float32(r.NormFloat64() * math.Pow(10, float64(i/32%9-4)))
+		}
+		for b := 0; b < n && b < len(special); b++ {
+			for i := range 32 {
+				if b%2 == 0 || i%3 == 0 {
+					src[32*b+i] = special[b][i%len(special[b])]
+				}
+			}
+		}
+		want := make([]byte, Q8RowBytes(len(src)))
+		quantQ8Go(want, src)
+		prev := setTier(tierGeneric)
+		wantQ := quantQueryQ8To(nil, src, len(src), 1, len(src))
+		setTier(prev)
+		for _, tierName := range allTiers() {
+			if !supported[tierName] {
+				continue
+			}
+			prev := setTier(tierName)
+			got := make([]byte, len(want))
+			QuantizeRowQ8(got, src)
+			gotQ := quantQueryQ8To(nil, src, len(src), 1, len(src))
+			setTier(prev)
+			if i := firstByteDiff(got, want); i >= 0 {
+				t.Fatalf("%s, %d blocks: byte %d (block %d) = %#x, want %#x", tierName, n, i, i/q8_0Bytes, got[i], want[i])
+			}
+			if i := firstByteDiff(gotQ, wantQ); i >= 0 {
+				t.Fatalf("%s, %d blocks: query byte %d = %#x, want %#x", tierName, n, i, gotQ[i], wantQ[i])
+			}
+		}
+	}
+}
+
+// firstByteDiff is the first index where a and b differ (or where the shorter
+// ends), -1 if they are equal.
+func firstByteDiff(a, b []byte) int {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	if len(a) != len(b) {
+		return min(len(a), len(b))
+	}
+	return -1
+}
+
+// BenchmarkQuantizeRowQ8 quantizes one key row of Qwen3-1.7B's shape (8
+// KV heads of 128) per tier, as a decode step does twice a layer.
+func BenchmarkQuantizeRowQ8(b *testing.B) {
+	r := rand.New(rand.NewPCG(27, 28))
+	src := make([]float32, 1024)
+	for i := range src {
+		src[i] = float32(r.NormFloat64())
+	}
+	dst := make([]byte, Q8RowBytes(len(src)))
+	for _, tr := range allTiers() {
+		if !supported[tr] {
+			continue
+		}
+		b.Run(tr.String(), func(b *testing.B) {
+			defer setTier(setTier(tr))
+			b.SetBytes(int64(4 * len(src)))
+			for b.Loop() {
+				QuantizeRowQ8(dst, src)
+			}
+		})
+	}
+}

@@ -25,6 +25,7 @@ type vecKernels struct {
 	dotRowsMultiQ8   func(out []float32, ostride int, q []float32, qstride, m, width int, k []byte, kstride, n int, scale float32, next []byte)
 	axpyRowsMultiQ8  func(y []float32, ystride, m, width int, p []float32, pstride, n int, v []byte, vstride int, next []byte)
 	dequantQ8        func(dst []float32, src []byte) // DequantRowQ8 without its checks
+	quantQ8          func(dst []byte, src []float32) // QuantizeRowQ8 without its checks
 	// q8QueryInt8: dotRowsMultiQ8 quantizes the query and computes int8
 	// dots (dotRowsMultiQ8Int8Go's numerics), not float32 ones.
 	q8QueryInt8 bool
@@ -63,7 +64,7 @@ func genericVecKernels() *vecKernels {
 			axpyRowsMultiF16Go(y, ystride, m, width, p, pstride, n, v, vstride)
 		},
 		// A tier without q8_0 kernels dequantizes and runs its float32 ones.
-		dotRowsMultiQ8: dotRowsMultiQ8Widen, axpyRowsMultiQ8: axpyRowsMultiQ8Widen, dequantQ8: dequantQ8Go,
+		dotRowsMultiQ8: dotRowsMultiQ8Widen, axpyRowsMultiQ8: axpyRowsMultiQ8Widen, dequantQ8: dequantQ8Go, quantQ8: quantQ8Go,
 		f32ToF16: f32ToF16Go, f16ToF32: f16ToF32Go,
 	}
 }
