@@ -66,6 +66,59 @@ func axpyQ8x2AVX512(y []float32, ystride int, p []float32, pstride, n int, v []b
 //go:noescape
 func axpyQ8x4AVX512(y []float32, ystride int, p []float32, pstride, n int, v []byte, vstride, chunks int, next []byte)
 
+//go:noescape
+func dotQ8Heads1AVX512(out []float32, ostride int, q []byte, qstride int, k []byte, kstride, n, steps int, scale float32, heads, hout, hq, hk int)
+
+//go:noescape
+func dotQ8Heads2AVX512(out []float32, ostride int, q []byte, qstride int, k []byte, kstride, n, steps int, scale float32, heads, hout, hq, hk int)
+
+//go:noescape
+func dotQ8Heads4AVX512(out []float32, ostride int, q []byte, qstride int, k []byte, kstride, n, steps int, scale float32, heads, hout, hq, hk int)
+
+//go:noescape
+func axpyQ8Heads1AVX512(y []float32, ystride int, p []float32, pstride, n int, v []byte, vstride, chunks int, heads, hy, hp, hv int)
+
+//go:noescape
+func axpyQ8Heads2AVX512(y []float32, ystride int, p []float32, pstride, n int, v []byte, vstride, chunks int, heads, hy, hp, hv int)
+
+//go:noescape
+func axpyQ8Heads4AVX512(y []float32, ystride int, p []float32, pstride, n int, v []byte, vstride, chunks int, heads, hy, hp, hv int)
+
+// dotRowsHeadsQ8AVX512 is dotRowsMultiQ8PreAVX512 for every head at once
+// (m = 1, 2 or 4; the caller checked the shapes). Offsets are in bytes
+// (hq) or elements (hout, hk).
+func dotRowsHeadsQ8AVX512(out []float32, ostride, hout int, qq []byte, qstride, hq, m, width int, k []byte, kstride, hk, n, heads int, scale float32) bool {
+	steps, hkb := width/32, hk/32*q8_0Bytes
+	switch m {
+	case 4:
+		dotQ8Heads4AVX512(out, ostride, qq, qstride, k, kstride, n, steps, scale, heads, 4*hout, hq, hkb)
+	case 2:
+		dotQ8Heads2AVX512(out, ostride, qq, qstride, k, kstride, n, steps, scale, heads, 4*hout, hq, hkb)
+	case 1:
+		dotQ8Heads1AVX512(out, ostride, qq, qstride, k, kstride, n, steps, scale, heads, 4*hout, hq, hkb)
+	default:
+		return false
+	}
+	return true
+}
+
+// axpyRowsHeadsQ8AVX512 is axpyRowsMultiQ8AVX512 for every head at once
+// (m = 1, 2 or 4; the caller checked the shapes).
+func axpyRowsHeadsQ8AVX512(y []float32, ystride, hy, m, width int, p []float32, pstride, hp, n int, v []byte, vstride, hv, heads int) bool {
+	chunks, hvb := width/32, hv/32*q8_0Bytes
+	switch m {
+	case 4:
+		axpyQ8Heads4AVX512(y, ystride, p, pstride, n, v, vstride, chunks, heads, 4*hy, 4*hp, hvb)
+	case 2:
+		axpyQ8Heads2AVX512(y, ystride, p, pstride, n, v, vstride, chunks, heads, 4*hy, 4*hp, hvb)
+	case 1:
+		axpyQ8Heads1AVX512(y, ystride, p, pstride, n, v, vstride, chunks, heads, 4*hy, 4*hp, hvb)
+	default:
+		return false
+	}
+	return true
+}
+
 // avx512VecKernels is the AVX-512 tier's table of vector operations: the
 // AVX2 tier's with the attention kernels and softmax's exponentials
 // replaced.
@@ -75,6 +128,7 @@ func avx512VecKernels(base *vecKernels) *vecKernels {
 	v.dotRowsMultiF16, v.axpyRowsMultiF16 = dotRowsMultiF16AVX512, axpyRowsMultiF16AVX512
 	v.dotRowsMultiQ8, v.axpyRowsMultiQ8 = dotRowsMultiQ8AVX512, axpyRowsMultiQ8AVX512
 	v.q8QueryInt8, v.dotRowsMultiQ8Pre = true, dotRowsMultiQ8PreAVX512
+	v.dotRowsHeadsQ8Pre, v.axpyRowsHeadsQ8 = dotRowsHeadsQ8AVX512, axpyRowsHeadsQ8AVX512
 	v.wideF16Attend = true
 	v.expMax = expMaxAVX512
 	return &v

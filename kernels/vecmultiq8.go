@@ -287,3 +287,70 @@ func dotRowsMultiQ8Int8Go(out []float32, ostride int, q []float32, qstride, m, w
 	}
 	queryPool.Put(qq)
 }
+
+// HeadsQ8 reports whether the tier in use has the q8_0 kernels over
+// several KV heads at once (DotRowsHeadsQ8Query and AxpyRowsHeadsQ8 read
+// each row once for all heads rather than a column per head).
+func HeadsQ8() bool { return vk().dotRowsHeadsQ8Pre != nil }
+
+// q8Bytes is the bytes of elems elements of a q8_0 row (a multiple of 32).
+func q8Bytes(elems int) int { return elems / 32 * q8_0Bytes }
+
+// checkHeads panics unless no offset between heads is negative and the
+// last q8 of them (elements of q8_0 rows) are whole blocks.
+func checkHeads(what string, heads, q8 int, offs ...int) {
+	for i, o := range offs {
+		if o < 0 || i >= len(offs)-q8 && o%32 != 0 {
+			panic(fmt.Sprintf("kernels: %s over %d heads %d apart", what, heads, o))
+		}
+	}
+}
+
+// DotRowsHeadsQ8Query is DotRowsMultiNextQ8Query for heads KV heads of
+// the same key rows: head g's m query rows start at off + g*hq of all, its
+// keys hk elements into each row of k, its scores hout floats on in out.
+// The bits are a call per head's. A tier with HeadsQ8 takes each row of
+// keys once for every head, so decode over a deep cache reads it in order
+// of address; elsewhere it is a call per head. hq and hk are multiples of
+// 32.
+func DotRowsHeadsQ8Query(out []float32, ostride, hout int, all []float32, x *Q8Query, off, qstride, hq, m, width int, k []byte, kstride, hk, n, heads int, scale float32) {
+	checkHeads("DotRowsHeadsQ8Query", heads, 2, hout, hq, hk)
+	if !checkDotRowsQ8(out, ostride, all[off:], qstride, m, width, k, kstride, n) || heads <= 0 {
+		return
+	}
+	g := heads - 1 // the last head bounds every head
+	checkDotRowsQ8(out[g*hout:], ostride, all[off+g*hq:], qstride, m, width, k[q8Bytes(g*hk):], kstride, n)
+	if f := vk().dotRowsHeadsQ8Pre; f != nil && off%32 == 0 && qstride%32 == 0 && len(x.b) == len(all)/32*q8QueryBytes &&
+		f(out, ostride, hout, x.b[off/32*q8QueryBytes:], qstride/32*q8QueryBytes, hq/32*q8QueryBytes, m, width, k, kstride, hk, n, heads, scale) {
+		return
+	}
+	for g := range heads {
+		DotRowsMultiNextQ8Query(out[g*hout:], ostride, all, x, off+g*hq, qstride, m, width, k[q8Bytes(g*hk):], kstride, n, scale, nil)
+	}
+}
+
+// AxpyRowsHeadsQ8 is AxpyRowsMultiNextQ8 for heads KV heads of the same
+// value rows: head g's m output rows start at g*hy of y, its weights at
+// g*hp of p, its values hv elements into each row of v. The bits are a
+// call per head's; a tier with HeadsQ8 reads each row of values once for
+// every head. hv is a multiple of 32.
+func AxpyRowsHeadsQ8(y []float32, ystride, hy, m, width int, p []float32, pstride, hp, n int, v []byte, vstride, hv, heads int) {
+	if heads <= 0 {
+		return
+	}
+	checkHeads("AxpyRowsHeadsQ8", heads, 1, hy, hp, hv)
+	for _, g := range []int{heads - 1, 0} { // the last head bounds every head
+		checkRows("AxpyRowsHeadsQ8 (outputs)", m, width, len(y)-min(len(y), g*hy), ystride)
+		checkRows("AxpyRowsHeadsQ8 (weights)", m, n, len(p)-min(len(p), g*hp), pstride)
+		checkQ8Rows("AxpyRowsHeadsQ8 (values)", n, width, len(v)-min(len(v), q8Bytes(g*hv)), vstride)
+	}
+	if m == 0 || n == 0 || width == 0 {
+		return
+	}
+	if f := vk().axpyRowsHeadsQ8; f != nil && f(y, ystride, hy, m, width, p, pstride, hp, n, v, vstride, hv, heads) {
+		return
+	}
+	for g := range heads {
+		AxpyRowsMultiNextQ8(y[g*hy:], ystride, m, width, p[g*hp:], pstride, n, v[q8Bytes(g*hv):], vstride, nil)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -344,5 +345,89 @@ func BenchmarkQuantizeRowQ8(b *testing.B) {
 				QuantizeRowQ8(dst, src)
 			}
 		})
+	}
+}
+
+// TestRowsHeadsQ8: in every tier DotRowsHeadsQ8Query and AxpyRowsHeadsQ8
+// give the bits of a call per head (DotRowsMultiNextQ8Query,
+// AxpyRowsMultiNextQ8), over 1-9 heads, group sizes 1-4 (3 and the
+// tiers' other sizes take the per-head path), head dims 32-128, 0-40 rows
+// (every row-group tail), padded rows and outputs added to, not set.
+func TestRowsHeadsQ8(t *testing.T) {
+	r := rand.New(rand.NewPCG(29, 30))
+	rnd := func(n int) []float32 {
+		x := make([]float32, n)
+		for i := range x {
+			x[i] = float32(r.NormFloat64())
+		}
+		return x
+	}
+	for trial := range 60 {
+		heads, m, width := 1+r.IntN(9), 1+r.IntN(4), 32*(1+r.IntN(4))
+		n := []int{0, 1, 2, 3, 7, 8, 9, 15, 16, 17, 33, 40}[r.IntN(12)]
+		pad := 32 * r.IntN(2)
+		rowElems := heads*width + pad
+		kstride := Q8RowBytes(rowElems) + 2*r.IntN(3)
+		k := make([]byte, n*kstride)
+		for i := range n {
+			QuantizeRowQ8(k[i*kstride:i*kstride+Q8RowBytes(rowElems)], rnd(rowElems))
+		}
+		// Queries: heads groups of m rows of width (qstride = width), the
+		// groups hq apart; scores attnChunk-like rows.
+		qstride, hq := width, m*width
+		all := rnd(heads * hq)
+		ostride, hout := n+r.IntN(3), 0
+		hout = m * ostride
+		py := rnd(heads * hout)
+		ystride, hy := width, m*width
+		y0 := rnd(heads * hy)
+		for _, tr := range allTiers() {
+			if !supported[tr] {
+				continue
+			}
+			prev := setTier(tr)
+			var x Q8Query
+			x.Prepare(all)
+			got, want := make([]float32, heads*hout), make([]float32, heads*hout)
+			DotRowsHeadsQ8Query(got, ostride, hout, all, &x, 0, qstride, hq, m, width, k, kstride, width, n, heads, 0.125)
+			for g := range heads {
+				DotRowsMultiNextQ8Query(want[g*hout:], ostride, all, &x, g*hq, qstride, m, width, k[min(len(k), q8Bytes(g*width)):], kstride, n, 0.125, nil)
+			}
+			gy, wy := slices.Clone(y0), slices.Clone(y0)
+			AxpyRowsHeadsQ8(gy, ystride, hy, m, width, py, ostride, hout, n, k, kstride, width, heads)
+			for g := range heads {
+				AxpyRowsMultiNextQ8(wy[g*hy:], ystride, m, width, py[g*hout:], ostride, n, k[min(len(k), q8Bytes(g*width)):], kstride, nil)
+			}
+			setTier(prev)
+			for i := range got {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("%s trial %d (heads %d m %d width %d n %d): score %d = %v, per head %v", tr, trial, heads, m, width, n, i, got[i], want[i])
+				}
+			}
+			for i := range gy {
+				if math.Float32bits(gy[i]) != math.Float32bits(wy[i]) {
+					t.Fatalf("%s trial %d (heads %d m %d width %d n %d): output %d = %v, per head %v", tr, trial, heads, m, width, n, i, gy[i], wy[i])
+				}
+			}
+		}
+	}
+}
+
+// TestRowsHeadsQ8Allocs: the heads kernels allocate nothing (decode calls
+// them twice a chunk of every layer).
+func TestRowsHeadsQ8Allocs(t *testing.T) {
+	const heads, m, width, n = 4, 2, 64, 20
+	kstride := Q8RowBytes(heads * width)
+	k := make([]byte, n*kstride)
+	all := make([]float32, heads*m*width)
+	var x Q8Query
+	x.Prepare(all)
+	out, y := make([]float32, heads*m*n), make([]float32, heads*m*width)
+	allocs := testing.AllocsPerRun(20, func() {
+		DotRowsHeadsQ8Query(out, n, m*n, all, &x, 0, width, m*width, m, width, k, kstride, width, n, heads, 1)
+		AxpyRowsHeadsQ8(y, width, m*width, m, width, out, n, m*n, n, k, kstride, width, heads)
+	})
+	if allocs != 0 {
+		t.Errorf("%v allocations a call pair", allocs)
 	}
 }

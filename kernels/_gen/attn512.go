@@ -55,6 +55,10 @@ func attn512File() *asm {
 			attnAxpy512(a, t, m)
 		}
 	}
+	for _, m := range []int{1, 2, 4} {
+		attnDotHeads512(a, m)
+		attnAxpyHeads512(a, m)
+	}
 	return a
 }
 
@@ -370,7 +374,7 @@ func attnAxpy512(a *asm, t attnType, m int) {
 		a.label(l(fmt.Sprint("c", g)))
 		a.op("CMPQ CX, $%d", g)
 		a.op("JLT %s", next)
-		attnAxpyBlock(a, t, m, g, l(fmt.Sprint("r", g)))
+		attnAxpyBlock(a, t, m, g, l(fmt.Sprint("r", g)), "n+64(FP)")
 		a.op("ADDQ $%d, DI", 4*t.block*g)
 		a.op("ADDQ $%d, SI", t.bytes*g)
 		a.op("SUBQ $%d, CX", g)
@@ -382,8 +386,9 @@ func attnAxpy512(a *asm, t attnType, m int) {
 	a.raw("")
 }
 
-// attnAxpyBlock emits the weighted sums of g steps of columns.
-func attnAxpyBlock(a *asm, t attnType, m, g int, loop string) {
+// attnAxpyBlock emits the weighted sums of g steps of columns over the
+// value rows counted by rows (an operand).
+func attnAxpyBlock(a *asm, t attnType, m, g int, loop, rows string) {
 	vecs := g * t.block / 16 // ZMM registers per output row
 	acc := func(j, c int) int { return j*vecs + c }
 	yrow := func(c, j int) string { return rowAddr(64*c, "DI", j, "R9", "R13") }
@@ -394,7 +399,7 @@ func attnAxpyBlock(a *asm, t attnType, m, g int, loop string) {
 	}
 	a.op("MOVQ R8, AX")
 	a.op("MOVQ SI, BX")
-	a.op("MOVQ n+64(FP), DX")
+	a.op("MOVQ %s, DX", rows)
 	a.label(loop)
 	for off := 0; off < t.bytes*g; off += 64 {
 		a.op("%s %d(BX)(R11*1)", t.prefetch, off)

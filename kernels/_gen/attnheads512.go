@@ -1,0 +1,193 @@
+package main
+
+import "fmt"
+
+// The AVX-512 q8_0 attention kernels over every KV head of a row at once
+// (decode over a q8_0 cache): a position's keys (or values) of all heads
+// are one row of the cache, and reading row after row streams the cache
+// in order of address, where the one-head kernels read a column of 136
+// bytes a row, 1088 bytes apart (Qwen3-1.7B's eight heads of 128), which
+// measured about 1.3x slower from memory at equal calls. Each head's
+// sums are the one-head kernel's (the same groups and FMA chains for a
+// key's score; a value column's multiply-adds in order of position), so
+// the bits are those of a call per head.
+
+// headsAhead is how many rows on the kernels prefetch (the next rows of
+// the same head; prefetching never faults past the cache's end).
+const headsAhead = 16
+
+// valueRows is the value rows the axpy kernel takes for every head before
+// it moves on (each head's output rows are loaded and stored once per
+// group).
+const valueRows = 16
+
+// attnDotHeads512 emits dotQ8Heads<m>AVX512(out []float32, ostride int,
+// q []byte, qstride int, k []byte, kstride, n, steps int, scale float32,
+// heads, hout, hq, hk int): dotQ8x<m>AVX512 for each head h < heads, its
+// scores hout bytes on in out, its query rows hq bytes on in q and its
+// keys hk bytes on in each row, a group of keys for every head before the
+// next group. Stack: the group's DI, SI and R8, heads left.
+func attnDotHeads512(a *asm, m int) {
+	t := attnQ8
+	name := fmt.Sprintf("dotQ8Heads%dAVX512", m)
+	l := func(s string) string { return fmt.Sprintf("adh%d%s", m, s) }
+	tmp, big := "R13", 8
+	if m == 4 {
+		tmp, big = "CX", 4
+	}
+	a.raw("// func %s(out []float32, ostride int, q []byte, qstride int, k []byte, kstride, n, steps int, scale float32, heads, hout, hq, hk int)", name)
+	a.raw("TEXT ·%s(SB), NOSPLIT, $32-152", name)
+	a.op("MOVQ out_base+0(FP), R8")
+	a.op("MOVQ ostride+24(FP), R9")
+	a.op("SHLQ $2, R9")
+	a.op("MOVQ q_base+32(FP), SI")
+	a.op("MOVQ qstride+56(FP), R12")
+	a.op("MOVL $0x80808080, R14")
+	a.op("VPBROADCASTD R14, Z18")
+	if m == 4 {
+		a.op("LEAQ (R12)(R12*2), R13")
+	}
+	a.op("MOVQ k_base+64(FP), DI")
+	a.op("MOVQ kstride+88(FP), R10")
+	a.op("LEAQ (R10)(R10*2), R11")
+	a.op("MOVQ n+96(FP), DX")
+	a.op("VBROADCASTSS scale+112(FP), Z14")
+	a.op("VMOVDQU32 attnperm<>(SB), Z15")
+	a.op("MOVQ R10, R15")
+	a.op("SHLQ $%d, R15", log2(headsAhead))
+	groups := []int{big, 2, 1}
+	for gi, g := range groups {
+		next := l("end")
+		if gi+1 < len(groups) {
+			next = l(fmt.Sprint("g", groups[gi+1]))
+		}
+		a.label(l(fmt.Sprint("g", g)))
+		a.op("CMPQ DX, $%d", g)
+		a.op("JLT %s", next)
+		a.op("MOVQ DI, 0(SP)")
+		a.op("MOVQ SI, 8(SP)")
+		a.op("MOVQ R8, 16(SP)")
+		a.op("MOVQ heads+120(FP), AX")
+		a.op("MOVQ AX, 24(SP)")
+		a.label(l(fmt.Sprint("h", g)))
+		attnDotGroup(a, t, m, g, tmp, l(fmt.Sprint("s", g)))
+		a.op("ADDQ hk+144(FP), DI")
+		a.op("ADDQ hq+136(FP), SI")
+		a.op("ADDQ hout+128(FP), R8")
+		a.op("DECQ 24(SP)")
+		a.op("JNZ %s", l(fmt.Sprint("h", g)))
+		a.op("MOVQ 0(SP), DI")
+		a.op("MOVQ 8(SP), SI")
+		a.op("MOVQ 16(SP), R8")
+		switch g {
+		case 1:
+			a.op("ADDQ R10, DI")
+		default:
+			a.op("LEAQ (DI)(R10*%d), DI", g)
+		}
+		a.op("ADDQ $%d, R8", 4*g)
+		a.op("SUBQ $%d, DX", g)
+		a.op("JMP %s", l(fmt.Sprint("g", g)))
+	}
+	a.label(l("end"))
+	a.op("VZEROUPPER")
+	a.op("RET")
+	a.raw("")
+}
+
+// attnAxpyHeads512 emits axpyQ8Heads<m>AVX512(y []float32, ystride int,
+// p []float32, pstride, n int, v []byte, vstride, chunks int, heads, hy,
+// hp, hv int): axpyQ8x<m>AVX512 for each head h < heads, its output rows
+// hy bytes on in y, its weights hp bytes on in p and its values hv bytes
+// on in each row, valueRows rows for every head before the next rows.
+// Stack: rows left, the group's DI, R8 and SI, heads left, the group's
+// rows, a head's DI and SI.
+func attnAxpyHeads512(a *asm, m int) {
+	t := attnQ8
+	name := fmt.Sprintf("axpyQ8Heads%dAVX512", m)
+	l := func(s string) string { return fmt.Sprintf("axh%d%s", m, s) }
+	big := 128 / t.block
+	if m == 4 {
+		big = 64 / t.block
+	}
+	a.raw("// func %s(y []float32, ystride int, p []float32, pstride, n int, v []byte, vstride, chunks int, heads, hy, hp, hv int)", name)
+	a.raw("TEXT ·%s(SB), NOSPLIT, $64-144", name)
+	a.op("MOVQ y_base+0(FP), DI")
+	a.op("MOVQ ystride+24(FP), R9")
+	a.op("SHLQ $2, R9")
+	a.op("LEAQ (R9)(R9*2), R13")
+	a.op("MOVQ p_base+32(FP), R8")
+	a.op("MOVQ pstride+56(FP), R12")
+	a.op("SHLQ $2, R12")
+	a.op("LEAQ (R12)(R12*2), R14")
+	a.op("MOVQ v_base+72(FP), SI")
+	a.op("MOVQ vstride+96(FP), R10")
+	a.op("MOVQ R10, R11")
+	a.op("SHLQ $%d, R11", log2(headsAhead))
+	a.op("MOVQ n+64(FP), AX")
+	a.op("MOVQ AX, 0(SP)")
+	a.label(l("rows"))
+	a.op("MOVQ 0(SP), AX")
+	a.op("CMPQ AX, $0")
+	a.op("JLE %s", l("end"))
+	a.op("MOVQ $%d, BX", valueRows)
+	a.op("CMPQ AX, BX")
+	a.op("CMOVQLT AX, BX")
+	a.op("MOVQ BX, 40(SP)")
+	a.op("MOVQ DI, 8(SP)")
+	a.op("MOVQ R8, 16(SP)")
+	a.op("MOVQ SI, 24(SP)")
+	a.op("MOVQ heads+112(FP), AX")
+	a.op("MOVQ AX, 32(SP)")
+	a.label(l("head"))
+	a.op("MOVQ DI, 48(SP)")
+	a.op("MOVQ SI, 56(SP)")
+	a.op("MOVQ chunks+104(FP), CX")
+	groups := []int{big, 1}
+	for gi, g := range groups {
+		next := l("cend")
+		if gi+1 < len(groups) {
+			next = l(fmt.Sprint("c", groups[gi+1]))
+		}
+		a.label(l(fmt.Sprint("c", g)))
+		a.op("CMPQ CX, $%d", g)
+		a.op("JLT %s", next)
+		attnAxpyBlock(a, t, m, g, l(fmt.Sprint("r", g)), "40(SP)")
+		a.op("ADDQ $%d, DI", 4*t.block*g)
+		a.op("ADDQ $%d, SI", t.bytes*g)
+		a.op("SUBQ $%d, CX", g)
+		a.op("JMP %s", l(fmt.Sprint("c", g)))
+	}
+	a.label(l("cend"))
+	a.op("MOVQ 48(SP), DI")
+	a.op("MOVQ 56(SP), SI")
+	a.op("ADDQ hy+120(FP), DI")
+	a.op("ADDQ hp+128(FP), R8")
+	a.op("ADDQ hv+136(FP), SI")
+	a.op("DECQ 32(SP)")
+	a.op("JNZ %s", l("head"))
+	// The next rows: y as it was, p and v the group's rows on.
+	a.op("MOVQ 8(SP), DI")
+	a.op("MOVQ 40(SP), AX")
+	a.op("MOVQ 16(SP), R8")
+	a.op("LEAQ (R8)(AX*4), R8")
+	a.op("MOVQ 24(SP), SI")
+	a.op("IMULQ R10, AX")
+	a.op("ADDQ AX, SI")
+	a.op("MOVQ 40(SP), AX")
+	a.op("SUBQ AX, 0(SP)")
+	a.op("JMP %s", l("rows"))
+	a.label(l("end"))
+	a.op("VZEROUPPER")
+	a.op("RET")
+	a.raw("")
+}
+
+// log2 is the exponent of a power of two.
+func log2(n int) int {
+	k := 0
+	for 1<<k < n {
+		k++
+	}
+	return k
+}
