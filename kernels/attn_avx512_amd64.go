@@ -84,6 +84,66 @@ func axpyQ8Heads2AVX512(y []float32, ystride int, p []float32, pstride, n int, v
 //go:noescape
 func axpyQ8Heads4AVX512(y []float32, ystride int, p []float32, pstride, n int, v []byte, vstride, chunks int, heads, hy, hp, hv int)
 
+//go:noescape
+func dotF16Heads1AVX512(out []float32, ostride int, q []float32, qstride int, k []uint16, kstride, n, steps int, scale float32, heads, hout, hq, hk int)
+
+//go:noescape
+func dotF16Heads2AVX512(out []float32, ostride int, q []float32, qstride int, k []uint16, kstride, n, steps int, scale float32, heads, hout, hq, hk int)
+
+//go:noescape
+func dotF16Heads4AVX512(out []float32, ostride int, q []float32, qstride int, k []uint16, kstride, n, steps int, scale float32, heads, hout, hq, hk int)
+
+//go:noescape
+func axpyF16Heads1AVX512(y []float32, ystride int, p []float32, pstride, n int, v []uint16, vstride, chunks int, heads, hy, hp, hv int)
+
+//go:noescape
+func axpyF16Heads2AVX512(y []float32, ystride int, p []float32, pstride, n int, v []uint16, vstride, chunks int, heads, hy, hp, hv int)
+
+//go:noescape
+func axpyF16Heads4AVX512(y []float32, ystride int, p []float32, pstride, n int, v []uint16, vstride, chunks int, heads, hy, hp, hv int)
+
+// dotRowsHeadsF16AVX512 is dotRowsMultiF16AVX512 for every head at once
+// (m = 1, 2 or 4, width a positive multiple of 16; the caller checked the
+// shapes). Offsets are in elements.
+func dotRowsHeadsF16AVX512(out []float32, ostride, hout int, q []float32, qstride, hq, m, width int, k []uint16, kstride, hk, n, heads int, scale float32) bool {
+	if width%16 != 0 || width == 0 {
+		return false
+	}
+	steps := width / 16
+	switch m {
+	case 4:
+		dotF16Heads4AVX512(out, ostride, q, qstride, k, 2*kstride, n, steps, scale, heads, 4*hout, 4*hq, 2*hk)
+	case 2:
+		dotF16Heads2AVX512(out, ostride, q, qstride, k, 2*kstride, n, steps, scale, heads, 4*hout, 4*hq, 2*hk)
+	case 1:
+		dotF16Heads1AVX512(out, ostride, q, qstride, k, 2*kstride, n, steps, scale, heads, 4*hout, 4*hq, 2*hk)
+	default:
+		return false
+	}
+	return true
+}
+
+// axpyRowsHeadsF16AVX512 is axpyRowsMultiF16AVX512 for every head at
+// once (m = 1, 2 or 4, width a positive multiple of 16; the caller
+// checked the shapes).
+func axpyRowsHeadsF16AVX512(y []float32, ystride, hy, m, width int, p []float32, pstride, hp, n int, v []uint16, vstride, hv, heads int) bool {
+	if width%16 != 0 || width == 0 {
+		return false
+	}
+	chunks := width / 16
+	switch m {
+	case 4:
+		axpyF16Heads4AVX512(y, ystride, p, pstride, n, v, 2*vstride, chunks, heads, 4*hy, 4*hp, 2*hv)
+	case 2:
+		axpyF16Heads2AVX512(y, ystride, p, pstride, n, v, 2*vstride, chunks, heads, 4*hy, 4*hp, 2*hv)
+	case 1:
+		axpyF16Heads1AVX512(y, ystride, p, pstride, n, v, 2*vstride, chunks, heads, 4*hy, 4*hp, 2*hv)
+	default:
+		return false
+	}
+	return true
+}
+
 // dotRowsHeadsQ8AVX512 is dotRowsMultiQ8PreAVX512 for every head at once
 // (m = 1, 2 or 4; the caller checked the shapes). Offsets are in bytes
 // (hq) or elements (hout, hk).
@@ -129,6 +189,7 @@ func avx512VecKernels(base *vecKernels) *vecKernels {
 	v.dotRowsMultiQ8, v.axpyRowsMultiQ8 = dotRowsMultiQ8AVX512, axpyRowsMultiQ8AVX512
 	v.q8QueryInt8, v.dotRowsMultiQ8Pre = true, dotRowsMultiQ8PreAVX512
 	v.dotRowsHeadsQ8Pre, v.axpyRowsHeadsQ8 = dotRowsHeadsQ8AVX512, axpyRowsHeadsQ8AVX512
+	v.dotRowsHeadsF16, v.axpyRowsHeadsF16 = dotRowsHeadsF16AVX512, axpyRowsHeadsF16AVX512
 	v.wideF16Attend = true
 	v.expMax = expMaxAVX512
 	return &v

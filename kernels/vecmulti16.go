@@ -137,3 +137,60 @@ func F16AttendRows(keys, values, width int) (int, int) {
 	}
 	return keys, values
 }
+
+// HeadsF16 reports whether the tier in use has the f16 kernels over
+// several KV heads at once (DotRowsHeadsF16, AxpyRowsHeadsF16).
+func HeadsF16() bool { return vk().dotRowsHeadsF16 != nil }
+
+// DotRowsHeadsF16 is DotRowsMultiNextF16 for heads KV heads of the same
+// key rows: head g's m query rows start at g*hq of q, its keys hk
+// elements into each row of k, its scores hout floats on in out. The
+// bits are a call per head's. A tier with HeadsF16 takes each row of
+// keys once for every head, so decode over a deep cache reads it in
+// order of address; elsewhere it is a call per head.
+func DotRowsHeadsF16(out []float32, ostride, hout int, q []float32, qstride, hq, m, width int, k []uint16, kstride, hk, n, heads int, scale float32) {
+	checkHeads("DotRowsHeadsF16", heads, 0, hout, hq, hk)
+	for _, g := range []int{heads - 1, 0} { // the last head bounds every head
+		if g < 0 {
+			return
+		}
+		checkRows("DotRowsHeadsF16 (queries)", m, width, len(q)-min(len(q), g*hq), qstride)
+		checkRows("DotRowsHeadsF16 (outputs)", m, n, len(out)-min(len(out), g*hout), ostride)
+		checkRows("DotRowsHeadsF16 (keys)", n, width, len(k)-min(len(k), g*hk), kstride)
+	}
+	if m == 0 || n == 0 {
+		return
+	}
+	if f := vk().dotRowsHeadsF16; f != nil && f(out, ostride, hout, q, qstride, hq, m, width, k, kstride, hk, n, heads, scale) {
+		return
+	}
+	for g := range heads {
+		DotRowsMultiNextF16(out[g*hout:], ostride, q[g*hq:], qstride, m, width, k[g*hk:], kstride, n, scale, nil)
+	}
+}
+
+// AxpyRowsHeadsF16 is AxpyRowsMultiNextF16 for heads KV heads of the same
+// value rows: head g's m output rows start at g*hy of y, its weights at
+// g*hp of p, its values hv elements into each row of v. The bits are a
+// call per head's; a tier with HeadsF16 reads each row of values once
+// for every head.
+func AxpyRowsHeadsF16(y []float32, ystride, hy, m, width int, p []float32, pstride, hp, n int, v []uint16, vstride, hv, heads int) {
+	checkHeads("AxpyRowsHeadsF16", heads, 0, hy, hp, hv)
+	for _, g := range []int{heads - 1, 0} {
+		if g < 0 {
+			return
+		}
+		checkRows("AxpyRowsHeadsF16 (outputs)", m, width, len(y)-min(len(y), g*hy), ystride)
+		checkRows("AxpyRowsHeadsF16 (weights)", m, n, len(p)-min(len(p), g*hp), pstride)
+		checkRows("AxpyRowsHeadsF16 (values)", n, width, len(v)-min(len(v), g*hv), vstride)
+	}
+	if m == 0 || n == 0 || width == 0 {
+		return
+	}
+	if f := vk().axpyRowsHeadsF16; f != nil && f(y, ystride, hy, m, width, p, pstride, hp, n, v, vstride, hv, heads) {
+		return
+	}
+	for g := range heads {
+		AxpyRowsMultiNextF16(y[g*hy:], ystride, m, width, p[g*hp:], pstride, n, v[g*hv:], vstride, nil)
+	}
+}

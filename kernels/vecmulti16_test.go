@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/siskin-ml/siskin/tensor"
@@ -202,5 +203,62 @@ func BenchmarkAttentionRowsMultiF16(b *testing.B) {
 		DotRowsMultiF16(sc, n, q, hd, 4, hd, k16, kvd, n, 0.0625)
 		clear(o)
 		AxpyRowsMultiF16(o, hd, 4, hd, sc, n, n, k16, kvd)
+	}
+}
+
+// TestRowsHeadsF16: in every tier DotRowsHeadsF16 and AxpyRowsHeadsF16
+// give the bits of a call per head (DotRowsMultiNextF16,
+// AxpyRowsMultiNextF16), over 1-9 heads, group sizes 1-4, head dims
+// 8-128 (those not a multiple of 16 take the per-head path), 0-40 rows,
+// padded rows and outputs added to, not set.
+func TestRowsHeadsF16(t *testing.T) {
+	r := rand.New(rand.NewPCG(31, 32))
+	rnd := func(n int) []float32 {
+		x := make([]float32, n)
+		for i := range x {
+			x[i] = float32(r.NormFloat64())
+		}
+		return x
+	}
+	for trial := range 80 {
+		heads, m := 1+r.IntN(9), 1+r.IntN(4)
+		width := []int{8, 16, 24, 32, 64, 96, 128}[r.IntN(7)]
+		n := []int{0, 1, 2, 3, 7, 8, 9, 15, 16, 17, 33, 40}[r.IntN(12)]
+		kstride := heads*width + r.IntN(20)
+		k := make([]uint16, n*kstride)
+		F32ToF16(k, rnd(len(k)))
+		qstride, hq := width, m*width
+		q := rnd(heads * hq)
+		ostride := n + r.IntN(3)
+		hout := m * ostride
+		py := rnd(heads * hout)
+		hy := m * width
+		y0 := rnd(heads * hy)
+		for _, tr := range allTiers() {
+			if !supported[tr] {
+				continue
+			}
+			prev := setTier(tr)
+			got, want := make([]float32, heads*hout), make([]float32, heads*hout)
+			DotRowsHeadsF16(got, ostride, hout, q, qstride, hq, m, width, k, kstride, width, n, heads, 0.125)
+			gy, wy := slices.Clone(y0), slices.Clone(y0)
+			AxpyRowsHeadsF16(gy, width, hy, m, width, py, ostride, hout, n, k, kstride, width, heads)
+			for g := range heads {
+				kg := k[min(len(k), g*width):]
+				DotRowsMultiNextF16(want[g*hout:], ostride, q[g*hq:], qstride, m, width, kg, kstride, n, 0.125, nil)
+				AxpyRowsMultiNextF16(wy[g*hy:], width, m, width, py[g*hout:], ostride, n, kg, kstride, nil)
+			}
+			setTier(prev)
+			for i := range got {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("%s trial %d (heads %d m %d width %d n %d): score %d = %v, per head %v", tr, trial, heads, m, width, n, i, got[i], want[i])
+				}
+			}
+			for i := range gy {
+				if math.Float32bits(gy[i]) != math.Float32bits(wy[i]) {
+					t.Fatalf("%s trial %d (heads %d m %d width %d n %d): output %d = %v, per head %v", tr, trial, heads, m, width, n, i, gy[i], wy[i])
+				}
+			}
+		}
 	}
 }

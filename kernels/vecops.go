@@ -32,12 +32,15 @@ type vecKernels struct {
 	// dotRowsMultiQ8Pre is that dot on query rows quantQueryQ8 laid out
 	// (qstride bytes apart).
 	dotRowsMultiQ8Pre func(out []float32, ostride int, qq []byte, qstride, m, width int, k []byte, kstride, n int, scale float32, next []byte)
-	// dotRowsHeadsQ8Pre and axpyRowsHeadsQ8, where a tier has them, are
-	// dotRowsMultiQ8Pre and axpyRowsMultiQ8 over several KV heads of the
-	// same rows in one pass (DotRowsHeadsQ8Query, AxpyRowsHeadsQ8); they
-	// report false for a group size they do not take.
+	// dotRowsHeadsQ8Pre and axpyRowsHeadsQ8 (F16: dotRowsHeadsF16 and
+	// axpyRowsHeadsF16), where a tier has them, are dotRowsMultiQ8Pre and
+	// axpyRowsMultiQ8 over several KV heads of the same rows in one pass
+	// (DotRowsHeadsQ8Query, AxpyRowsHeadsQ8); they report false for a
+	// shape they do not take.
 	dotRowsHeadsQ8Pre func(out []float32, ostride, hout int, qq []byte, qstride, hq, m, width int, k []byte, kstride, hk, n, heads int, scale float32) bool
 	axpyRowsHeadsQ8   func(y []float32, ystride, hy, m, width int, p []float32, pstride, hp, n int, v []byte, vstride, hv, heads int) bool
+	dotRowsHeadsF16   func(out []float32, ostride, hout int, q []float32, qstride, hq, m, width int, k []uint16, kstride, hk, n, heads int, scale float32) bool
+	axpyRowsHeadsF16  func(y []float32, ystride, hy, m, width int, p []float32, pstride, hp, n int, v []uint16, vstride, hv, heads int) bool
 	// wideF16Attend: the f16 attention kernels take a head of up to
 	// 128 columns in one pass over each row (F16AttendRows).
 	wideF16Attend bool

@@ -636,8 +636,9 @@ func (a *Attention) attendChunk(b *Batch, li, window int, q []float32, st *stepK
 	case b.Cache[t0].Layers[li].Type() == kv.F16:
 		kb, vb = kernels.F16AttendRows(kb, vb, hd)
 	}
-	if t1-t0 == 1 && st.q8q != nil && b.Cache[t0].Layers[li].Type() == kv.Q8_0 && kernels.HeadsQ8() {
-		a.decodeChunkQ8(b, li, window, q, st, tile, c, h0, h1, s, oc, mc, lc)
+	if typ := b.Cache[t0].Layers[li].Type(); t1-t0 == 1 &&
+		(typ == kv.Q8_0 && st.q8q != nil && kernels.HeadsQ8() || typ == kv.F16 && kernels.HeadsF16()) {
+		a.decodeChunkHeads(b, li, window, q, st, tile, c, h0, h1, s, oc, mc, lc)
 		return
 	}
 	s.blocks = a.chunkBlocks(s.blocks[:0], b, li, window, st, tile, c, kb)
@@ -723,23 +724,28 @@ func (a *Attention) attendChunk(b *Batch, li, window int, q []float32, st *stepK
 	}
 }
 
-// decodeChunkQ8 is attendChunk for one row over a q8_0 cache on a tier
-// with kernels over several KV heads at once: each run of keys, then of
-// values, is read once for heads [h0, h1), row after row (a deep cache
-// streamed in order of address, not a column per head), with the bits of
-// the per-head kernels.
-func (a *Attention) decodeChunkQ8(b *Batch, li, window int, q []float32, st *stepKV, tile attendTile, c, h0, h1 int,
+// decodeChunkHeads is attendChunk for one row over an f16 or q8_0 cache
+// on a tier with kernels over several KV heads at once: each run of
+// keys, then of values, is read once for heads [h0, h1), row after row (a
+// deep cache streamed in order of address, not a column per head), with
+// the bits of the per-head kernels.
+func (a *Attention) decodeChunkHeads(b *Batch, li, window int, q []float32, st *stepKV, tile attendTile, c, h0, h1 int,
 	s *attendScratch, oc, mc []float32, lc []float64) {
 	hd, group := a.HeadDim, a.Heads/a.KVHeads
-	qd, kvd, rb := a.Heads*hd, a.KVHeads*hd, kernels.Q8RowBytes(a.KVHeads*hd)
+	qd, kvd := a.Heads*hd, a.KVHeads*hd
 	t, cs, heads := tile.t0, c*attnChunk, (h1-h0)/group
-	sc := s.sc[h0*attnChunk:]
+	sc, y, off := s.sc[h0*attnChunk:], oc[h0*hd:], t*qd+h0*hd
 	s.blocks = a.chunkBlocks(s.blocks[:0], b, li, window, st, tile, c, attnChunk)
 	for _, blk := range s.blocks {
 		if s, e := blk.span(b, window, t, c); s < e {
 			ks := blk.ks.from((s-blk.p0)*kvd + h0/group*hd)
-			kernels.DotRowsHeadsQ8Query(sc[s-cs:], attnChunk, group*attnChunk, q, st.q8q, t*qd+h0*hd, hd, group*hd,
-				group, hd, ks.q, rb, hd, e-s, heads, a.Scale)
+			if ks.q != nil {
+				kernels.DotRowsHeadsQ8Query(sc[s-cs:], attnChunk, group*attnChunk, q, st.q8q, off, hd, group*hd,
+					group, hd, ks.q, kernels.Q8RowBytes(kvd), hd, e-s, heads, a.Scale)
+			} else {
+				kernels.DotRowsHeadsF16(sc[s-cs:], attnChunk, group*attnChunk, q[off:], hd, group*hd,
+					group, hd, ks.h, kvd, hd, e-s, heads, a.Scale)
+			}
 		}
 	}
 	st0, e0 := span(b, window, t, c)
@@ -753,8 +759,13 @@ func (a *Attention) decodeChunkQ8(b *Batch, li, window int, q []float32, st *ste
 	for _, blk := range s.blocks {
 		if s, e := blk.span(b, window, t, c); s < e {
 			vs := blk.vs.from((s-blk.p0)*kvd + h0/group*hd)
-			kernels.AxpyRowsHeadsQ8(oc[h0*hd:], hd, group*hd, group, hd, sc[s-cs:], attnChunk, group*attnChunk,
-				e-s, vs.q, rb, hd, heads)
+			if vs.q != nil {
+				kernels.AxpyRowsHeadsQ8(y, hd, group*hd, group, hd, sc[s-cs:], attnChunk, group*attnChunk,
+					e-s, vs.q, kernels.Q8RowBytes(kvd), hd, heads)
+			} else {
+				kernels.AxpyRowsHeadsF16(y, hd, group*hd, group, hd, sc[s-cs:], attnChunk, group*attnChunk,
+					e-s, vs.h, kvd, hd, heads)
+			}
 		}
 	}
 }

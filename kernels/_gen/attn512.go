@@ -55,9 +55,11 @@ func attn512File() *asm {
 			attnAxpy512(a, t, m)
 		}
 	}
-	for _, m := range []int{1, 2, 4} {
-		attnDotHeads512(a, m)
-		attnAxpyHeads512(a, m)
+	for _, t := range []attnType{attnF16, attnQ8} {
+		for _, m := range []int{1, 2, 4} {
+			attnDotHeads512(a, t, m)
+			attnAxpyHeads512(a, t, m)
+		}
 	}
 	return a
 }

@@ -2,8 +2,8 @@ package main
 
 import "fmt"
 
-// The AVX-512 q8_0 attention kernels over every KV head of a row at once
-// (decode over a q8_0 cache): a position's keys (or values) of all heads
+// The AVX-512 f16 and q8_0 attention kernels over every KV head of a row
+// at once (decode): a position's keys (or values) of all heads
 // are one row of the cache, and reading row after row streams the cache
 // in order of address, where the one-head kernels read a column of 136
 // bytes a row, 1088 bytes apart (Qwen3-1.7B's eight heads of 128), which
@@ -21,29 +21,36 @@ const headsAhead = 16
 // group).
 const valueRows = 16
 
-// attnDotHeads512 emits dotQ8Heads<m>AVX512(out []float32, ostride int,
-// q []byte, qstride int, k []byte, kstride, n, steps int, scale float32,
-// heads, hout, hq, hk int): dotQ8x<m>AVX512 for each head h < heads, its
+// attnDotHeads512 emits dot<T>Heads<m>AVX512(out []float32, ostride int,
+// q, qstride int, k []byte, kstride, n, steps int, scale float32, heads,
+// hout, hq, hk int): dot<T>x<m>AVX512 for each head h < heads, its
 // scores hout bytes on in out, its query rows hq bytes on in q and its
 // keys hk bytes on in each row, a group of keys for every head before the
 // next group. Stack: the group's DI, SI and R8, heads left.
-func attnDotHeads512(a *asm, m int) {
-	t := attnQ8
-	name := fmt.Sprintf("dotQ8Heads%dAVX512", m)
-	l := func(s string) string { return fmt.Sprintf("adh%d%s", m, s) }
+func attnDotHeads512(a *asm, t attnType, m int) {
+	name := fmt.Sprintf("dot%sHeads%dAVX512", t.name, m)
+	l := func(s string) string { return fmt.Sprintf("adh%s%d%s", t.name, m, s) }
 	tmp, big := "R13", 8
 	if m == 4 {
 		tmp, big = "CX", 4
 	}
-	a.raw("// func %s(out []float32, ostride int, q []byte, qstride int, k []byte, kstride, n, steps int, scale float32, heads, hout, hq, hk int)", name)
+	qt := "[]float32"
+	if t == attnQ8 {
+		qt = "[]byte"
+	}
+	a.raw("// func %s(out []float32, ostride int, q %s, qstride int, k []byte, kstride, n, steps int, scale float32, heads, hout, hq, hk int)", name, qt)
 	a.raw("TEXT ·%s(SB), NOSPLIT, $32-152", name)
 	a.op("MOVQ out_base+0(FP), R8")
 	a.op("MOVQ ostride+24(FP), R9")
 	a.op("SHLQ $2, R9")
 	a.op("MOVQ q_base+32(FP), SI")
 	a.op("MOVQ qstride+56(FP), R12")
-	a.op("MOVL $0x80808080, R14")
-	a.op("VPBROADCASTD R14, Z18")
+	if t == attnQ8 {
+		a.op("MOVL $0x80808080, R14")
+		a.op("VPBROADCASTD R14, Z18")
+	} else {
+		a.op("SHLQ $2, R12")
+	}
 	if m == 4 {
 		a.op("LEAQ (R12)(R12*2), R13")
 	}
@@ -95,17 +102,16 @@ func attnDotHeads512(a *asm, m int) {
 	a.raw("")
 }
 
-// attnAxpyHeads512 emits axpyQ8Heads<m>AVX512(y []float32, ystride int,
+// attnAxpyHeads512 emits axpy<T>Heads<m>AVX512(y []float32, ystride int,
 // p []float32, pstride, n int, v []byte, vstride, chunks int, heads, hy,
-// hp, hv int): axpyQ8x<m>AVX512 for each head h < heads, its output rows
+// hp, hv int): axpy<T>x<m>AVX512 for each head h < heads, its output rows
 // hy bytes on in y, its weights hp bytes on in p and its values hv bytes
 // on in each row, valueRows rows for every head before the next rows.
 // Stack: rows left, the group's DI, R8 and SI, heads left, the group's
 // rows, a head's DI and SI.
-func attnAxpyHeads512(a *asm, m int) {
-	t := attnQ8
-	name := fmt.Sprintf("axpyQ8Heads%dAVX512", m)
-	l := func(s string) string { return fmt.Sprintf("axh%d%s", m, s) }
+func attnAxpyHeads512(a *asm, t attnType, m int) {
+	name := fmt.Sprintf("axpy%sHeads%dAVX512", t.name, m)
+	l := func(s string) string { return fmt.Sprintf("axh%s%d%s", t.name, m, s) }
 	big := 128 / t.block
 	if m == 4 {
 		big = 64 / t.block
