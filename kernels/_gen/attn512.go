@@ -114,27 +114,7 @@ func attnDot512(a *asm, t attnType, m int) {
 	}
 	a.raw("// func %s(out []float32, ostride int, q %s, qstride int, k []byte, kstride, n, steps int, scale float32, next []byte)", name, qt)
 	a.raw("TEXT ·%s(SB), NOSPLIT, $0-144", name)
-	a.op("MOVQ out_base+0(FP), R8")
-	a.op("MOVQ ostride+24(FP), R9")
-	a.op("SHLQ $2, R9")
-	a.op("MOVQ q_base+32(FP), SI")
-	a.op("MOVQ qstride+56(FP), R12")
-	if t == attnQ8 {
-		// Z18: 0x80 in every byte, the offset that makes a key unsigned.
-		a.op("MOVL $0x80808080, R14")
-		a.op("VPBROADCASTD R14, Z18")
-	} else {
-		a.op("SHLQ $2, R12")
-	}
-	if m == 4 {
-		a.op("LEAQ (R12)(R12*2), R13")
-	}
-	a.op("MOVQ k_base+64(FP), DI")
-	a.op("MOVQ kstride+88(FP), R10")
-	a.op("LEAQ (R10)(R10*2), R11")
-	a.op("MOVQ n+96(FP), DX")
-	a.op("VBROADCASTSS scale+112(FP), Z14")
-	a.op("VMOVDQU32 attnperm<>(SB), Z15")
+	attnDotArgs(a, t, m)
 	a.op("MOVQ next_base+120(FP), R15")
 	a.op("SUBQ DI, R15")
 	groups := []int{big, 2, 1}
@@ -161,6 +141,32 @@ func attnDot512(a *asm, t attnType, m int) {
 	a.op("VZEROUPPER")
 	a.op("RET")
 	a.raw("")
+}
+
+// attnDotArgs loads the arguments the dot kernels share (out to scale)
+// and their constants.
+func attnDotArgs(a *asm, t attnType, m int) {
+	a.op("MOVQ out_base+0(FP), R8")
+	a.op("MOVQ ostride+24(FP), R9")
+	a.op("SHLQ $2, R9")
+	a.op("MOVQ q_base+32(FP), SI")
+	a.op("MOVQ qstride+56(FP), R12")
+	if t == attnQ8 {
+		// Z18: 0x80 in every byte, the offset that makes a key unsigned.
+		a.op("MOVL $0x80808080, R14")
+		a.op("VPBROADCASTD R14, Z18")
+	} else {
+		a.op("SHLQ $2, R12")
+	}
+	if m == 4 {
+		a.op("LEAQ (R12)(R12*2), R13")
+	}
+	a.op("MOVQ k_base+64(FP), DI")
+	a.op("MOVQ kstride+88(FP), R10")
+	a.op("LEAQ (R10)(R10*2), R11")
+	a.op("MOVQ n+96(FP), DX")
+	a.op("VBROADCASTSS scale+112(FP), Z14")
+	a.op("VMOVDQU32 attnperm<>(SB), Z15")
 }
 
 // attnDotGroup emits the scores of g keys (g = 1: key 0 paired with
@@ -346,12 +352,23 @@ func attnDotStore(a *asm, m, g int, tmp string) {
 func attnAxpy512(a *asm, t attnType, m int) {
 	name := fmt.Sprintf("axpy%sx%dAVX512", t.name, m)
 	l := func(s string) string { return fmt.Sprintf("ax%s%d%s", t.name, m, s) }
-	big := 128 / t.block
-	if m == 4 {
-		big = 64 / t.block
-	}
 	a.raw("// func %s(y []float32, ystride int, p []float32, pstride, n int, v []byte, vstride, chunks int, next []byte)", name)
 	a.raw("TEXT ·%s(SB), NOSPLIT, $0-136", name)
+	attnAxpyArgs(a)
+	a.op("MOVQ next_base+112(FP), R11")
+	a.op("SUBQ SI, R11")
+	a.op("MOVQ chunks+104(FP), CX")
+	a.op("CMPQ n+64(FP), $0")
+	a.op("JEQ %s", l("end"))
+	attnAxpyColumns(a, t, m, l, "n+64(FP)", l("end"))
+	a.label(l("end"))
+	a.op("VZEROUPPER")
+	a.op("RET")
+	a.raw("")
+}
+
+// attnAxpyArgs loads the arguments the axpy kernels share (y to vstride).
+func attnAxpyArgs(a *asm) {
 	a.op("MOVQ y_base+0(FP), DI")
 	a.op("MOVQ ystride+24(FP), R9")
 	a.op("SHLQ $2, R9")
@@ -362,30 +379,31 @@ func attnAxpy512(a *asm, t attnType, m int) {
 	a.op("LEAQ (R12)(R12*2), R14")
 	a.op("MOVQ v_base+72(FP), SI")
 	a.op("MOVQ vstride+96(FP), R10")
-	a.op("MOVQ next_base+112(FP), R11")
-	a.op("SUBQ SI, R11")
-	a.op("MOVQ chunks+104(FP), CX")
-	a.op("CMPQ n+64(FP), $0")
-	a.op("JEQ %s", l("end"))
+}
+
+// attnAxpyColumns emits the weighted sums of CX steps of columns (big at a
+// time, then one) over the value rows counted by rows, moving DI and SI
+// on, then jumps to end.
+func attnAxpyColumns(a *asm, t attnType, m int, l func(string) string, rows, end string) {
+	big := 128 / t.block
+	if m == 4 {
+		big = 64 / t.block
+	}
 	groups := []int{big, 1}
 	for gi, g := range groups {
-		next := l("end")
+		next := end
 		if gi+1 < len(groups) {
 			next = l(fmt.Sprint("c", groups[gi+1]))
 		}
 		a.label(l(fmt.Sprint("c", g)))
 		a.op("CMPQ CX, $%d", g)
 		a.op("JLT %s", next)
-		attnAxpyBlock(a, t, m, g, l(fmt.Sprint("r", g)), "n+64(FP)")
+		attnAxpyBlock(a, t, m, g, l(fmt.Sprint("r", g)), rows)
 		a.op("ADDQ $%d, DI", 4*t.block*g)
 		a.op("ADDQ $%d, SI", t.bytes*g)
 		a.op("SUBQ $%d, CX", g)
 		a.op("JMP %s", l(fmt.Sprint("c", g)))
 	}
-	a.label(l("end"))
-	a.op("VZEROUPPER")
-	a.op("RET")
-	a.raw("")
 }
 
 // attnAxpyBlock emits the weighted sums of g steps of columns over the

@@ -40,26 +40,7 @@ func attnDotHeads512(a *asm, t attnType, m int) {
 	}
 	a.raw("// func %s(out []float32, ostride int, q %s, qstride int, k []byte, kstride, n, steps int, scale float32, heads, hout, hq, hk int)", name, qt)
 	a.raw("TEXT ·%s(SB), NOSPLIT, $32-152", name)
-	a.op("MOVQ out_base+0(FP), R8")
-	a.op("MOVQ ostride+24(FP), R9")
-	a.op("SHLQ $2, R9")
-	a.op("MOVQ q_base+32(FP), SI")
-	a.op("MOVQ qstride+56(FP), R12")
-	if t == attnQ8 {
-		a.op("MOVL $0x80808080, R14")
-		a.op("VPBROADCASTD R14, Z18")
-	} else {
-		a.op("SHLQ $2, R12")
-	}
-	if m == 4 {
-		a.op("LEAQ (R12)(R12*2), R13")
-	}
-	a.op("MOVQ k_base+64(FP), DI")
-	a.op("MOVQ kstride+88(FP), R10")
-	a.op("LEAQ (R10)(R10*2), R11")
-	a.op("MOVQ n+96(FP), DX")
-	a.op("VBROADCASTSS scale+112(FP), Z14")
-	a.op("VMOVDQU32 attnperm<>(SB), Z15")
+	attnDotArgs(a, t, m)
 	a.op("MOVQ R10, R15")
 	a.op("SHLQ $%d, R15", log2(headsAhead))
 	groups := []int{big, 2, 1}
@@ -112,22 +93,9 @@ func attnDotHeads512(a *asm, t attnType, m int) {
 func attnAxpyHeads512(a *asm, t attnType, m int) {
 	name := fmt.Sprintf("axpy%sHeads%dAVX512", t.name, m)
 	l := func(s string) string { return fmt.Sprintf("axh%s%d%s", t.name, m, s) }
-	big := 128 / t.block
-	if m == 4 {
-		big = 64 / t.block
-	}
 	a.raw("// func %s(y []float32, ystride int, p []float32, pstride, n int, v []byte, vstride, chunks int, heads, hy, hp, hv int)", name)
 	a.raw("TEXT ·%s(SB), NOSPLIT, $64-144", name)
-	a.op("MOVQ y_base+0(FP), DI")
-	a.op("MOVQ ystride+24(FP), R9")
-	a.op("SHLQ $2, R9")
-	a.op("LEAQ (R9)(R9*2), R13")
-	a.op("MOVQ p_base+32(FP), R8")
-	a.op("MOVQ pstride+56(FP), R12")
-	a.op("SHLQ $2, R12")
-	a.op("LEAQ (R12)(R12*2), R14")
-	a.op("MOVQ v_base+72(FP), SI")
-	a.op("MOVQ vstride+96(FP), R10")
+	attnAxpyArgs(a)
 	a.op("MOVQ R10, R11")
 	a.op("SHLQ $%d, R11", log2(headsAhead))
 	a.op("MOVQ n+64(FP), AX")
@@ -149,21 +117,7 @@ func attnAxpyHeads512(a *asm, t attnType, m int) {
 	a.op("MOVQ DI, 48(SP)")
 	a.op("MOVQ SI, 56(SP)")
 	a.op("MOVQ chunks+104(FP), CX")
-	groups := []int{big, 1}
-	for gi, g := range groups {
-		next := l("cend")
-		if gi+1 < len(groups) {
-			next = l(fmt.Sprint("c", groups[gi+1]))
-		}
-		a.label(l(fmt.Sprint("c", g)))
-		a.op("CMPQ CX, $%d", g)
-		a.op("JLT %s", next)
-		attnAxpyBlock(a, t, m, g, l(fmt.Sprint("r", g)), "40(SP)")
-		a.op("ADDQ $%d, DI", 4*t.block*g)
-		a.op("ADDQ $%d, SI", t.bytes*g)
-		a.op("SUBQ $%d, CX", g)
-		a.op("JMP %s", l(fmt.Sprint("c", g)))
-	}
+	attnAxpyColumns(a, t, m, l, "40(SP)", l("cend"))
 	a.label(l("cend"))
 	a.op("MOVQ 48(SP), DI")
 	a.op("MOVQ 56(SP), SI")
