@@ -315,11 +315,16 @@ func checkHeads(what string, heads, q8 int, offs ...int) {
 // 32.
 func DotRowsHeadsQ8Query(out []float32, ostride, hout int, all []float32, x *Q8Query, off, qstride, hq, m, width int, k []byte, kstride, hk, n, heads int, scale float32) {
 	checkHeads("DotRowsHeadsQ8Query", heads, 2, hout, hq, hk)
-	if !checkDotRowsQ8(out, ostride, all[off:], qstride, m, width, k, kstride, n) || heads <= 0 {
+	for _, g := range []int{heads - 1, 0} { // the last head bounds every head
+		if g < 0 {
+			return
+		}
+		checkDotRowsQ8(out[min(len(out), g*hout):], ostride, all[min(len(all), off+g*hq):], qstride, m, width,
+			k[min(len(k), q8Bytes(g*hk)):], kstride, n)
+	}
+	if m == 0 || n == 0 || width == 0 {
 		return
 	}
-	g := heads - 1 // the last head bounds every head
-	checkDotRowsQ8(out[g*hout:], ostride, all[off+g*hq:], qstride, m, width, k[q8Bytes(g*hk):], kstride, n)
 	if f := vk().dotRowsHeadsQ8Pre; f != nil && off%32 == 0 && qstride%32 == 0 && len(x.b) == len(all)/32*q8QueryBytes &&
 		f(out, ostride, hout, x.b[off/32*q8QueryBytes:], qstride/32*q8QueryBytes, hq/32*q8QueryBytes, m, width, k, kstride, hk, n, heads, scale) {
 		return
@@ -335,11 +340,11 @@ func DotRowsHeadsQ8Query(out []float32, ostride, hout int, all []float32, x *Q8Q
 // call per head's; a tier with HeadsQ8 reads each row of values once for
 // every head. hv is a multiple of 32.
 func AxpyRowsHeadsQ8(y []float32, ystride, hy, m, width int, p []float32, pstride, hp, n int, v []byte, vstride, hv, heads int) {
-	if heads <= 0 {
-		return
-	}
 	checkHeads("AxpyRowsHeadsQ8", heads, 1, hy, hp, hv)
 	for _, g := range []int{heads - 1, 0} { // the last head bounds every head
+		if g < 0 {
+			return
+		}
 		checkRows("AxpyRowsHeadsQ8 (outputs)", m, width, len(y)-min(len(y), g*hy), ystride)
 		checkRows("AxpyRowsHeadsQ8 (weights)", m, n, len(p)-min(len(p), g*hp), pstride)
 		checkQ8Rows("AxpyRowsHeadsQ8 (values)", n, width, len(v)-min(len(v), q8Bytes(g*hv)), vstride)

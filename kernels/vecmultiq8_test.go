@@ -354,6 +354,9 @@ func BenchmarkQuantizeRowQ8(b *testing.B) {
 // tiers' other sizes take the per-head path), head dims 32-128, 0-40 rows
 // (every row-group tail), padded rows and outputs added to, not set.
 func TestRowsHeadsQ8(t *testing.T) {
+	if !supported[tierAVX512] {
+		t.Log("this CPU or build has no AVX-512: the heads kernels are not tested here, only the per-head path")
+	}
 	r := rand.New(rand.NewPCG(29, 30))
 	rnd := func(n int) []float32 {
 		x := make([]float32, n)
@@ -413,9 +416,9 @@ func TestRowsHeadsQ8(t *testing.T) {
 	}
 }
 
-// TestRowsHeadsQ8Allocs: the heads kernels allocate nothing (decode calls
-// them twice a chunk of every layer).
-func TestRowsHeadsQ8Allocs(t *testing.T) {
+// TestRowsHeadsAllocs: the heads kernels, q8_0 and f16, allocate nothing
+// (decode calls them twice a chunk of every layer).
+func TestRowsHeadsAllocs(t *testing.T) {
 	const heads, m, width, n = 4, 2, 64, 20
 	kstride := Q8RowBytes(heads * width)
 	k := make([]byte, n*kstride)
@@ -423,9 +426,12 @@ func TestRowsHeadsQ8Allocs(t *testing.T) {
 	var x Q8Query
 	x.Prepare(all)
 	out, y := make([]float32, heads*m*n), make([]float32, heads*m*width)
+	k16 := make([]uint16, n*heads*width)
 	allocs := testing.AllocsPerRun(20, func() {
 		DotRowsHeadsQ8Query(out, n, m*n, all, &x, 0, width, m*width, m, width, k, kstride, width, n, heads, 1)
 		AxpyRowsHeadsQ8(y, width, m*width, m, width, out, n, m*n, n, k, kstride, width, heads)
+		DotRowsHeadsF16(out, n, m*n, all, width, m*width, m, width, k16, heads*width, width, n, heads, 1)
+		AxpyRowsHeadsF16(y, width, m*width, m, width, out, n, m*n, n, k16, heads*width, width, heads)
 	})
 	if allocs != 0 {
 		t.Errorf("%v allocations a call pair", allocs)

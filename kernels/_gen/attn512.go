@@ -103,20 +103,32 @@ func rowAddr(off int, base string, j int, s1, s3 string) string {
 func attnDot512(a *asm, t attnType, m int) {
 	name := fmt.Sprintf("dot%sx%dAVX512", t.name, m)
 	l := func(s string) string { return fmt.Sprintf("ad%s%d%s", t.name, m, s) }
-	tmp := "R13"
-	big := 8
-	if m == 4 {
-		tmp, big = "CX", 4
-	}
-	qt := "[]float32"
-	if t == attnQ8 {
-		qt = "[]byte"
-	}
+	tmp, big, qt := attnDotShape(t, m)
 	a.raw("// func %s(out []float32, ostride int, q %s, qstride int, k []byte, kstride, n, steps int, scale float32, next []byte)", name, qt)
 	a.raw("TEXT ·%s(SB), NOSPLIT, $0-144", name)
 	attnDotArgs(a, t, m)
 	a.op("MOVQ next_base+120(FP), R15")
 	a.op("SUBQ DI, R15")
+	attnKeyGroups(a, l, big, func(g int) { attnDotGroup(a, t, m, g, tmp, l(fmt.Sprint("s", g))) })
+}
+
+// attnDotShape is a dot kernel's scratch register, its largest group of
+// keys and the Go type of its queries.
+func attnDotShape(t attnType, m int) (tmp string, big int, qt string) {
+	tmp, big, qt = "R13", 8, "[]float32"
+	if m == 4 {
+		tmp, big = "CX", 4
+	}
+	if t == attnQ8 {
+		qt = "[]byte"
+	}
+	return tmp, big, qt
+}
+
+// attnKeyGroups emits the dot kernels' loop over the DX keys at DI, big
+// (then two, then one) at a time: group(g) for each, then DI, R8 and DX
+// move on; it ends the kernel.
+func attnKeyGroups(a *asm, l func(string) string, big int, group func(g int)) {
 	groups := []int{big, 2, 1}
 	for gi, g := range groups {
 		next := l("end")
@@ -126,7 +138,7 @@ func attnDot512(a *asm, t attnType, m int) {
 		a.label(l(fmt.Sprint("g", g)))
 		a.op("CMPQ DX, $%d", g)
 		a.op("JLT %s", next)
-		attnDotGroup(a, t, m, g, tmp, l(fmt.Sprint("s", g)))
+		group(g)
 		switch g {
 		case 1:
 			a.op("ADDQ R10, DI")

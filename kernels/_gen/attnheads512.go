@@ -30,28 +30,13 @@ const valueRows = 16
 func attnDotHeads512(a *asm, t attnType, m int) {
 	name := fmt.Sprintf("dot%sHeads%dAVX512", t.name, m)
 	l := func(s string) string { return fmt.Sprintf("adh%s%d%s", t.name, m, s) }
-	tmp, big := "R13", 8
-	if m == 4 {
-		tmp, big = "CX", 4
-	}
-	qt := "[]float32"
-	if t == attnQ8 {
-		qt = "[]byte"
-	}
+	tmp, big, qt := attnDotShape(t, m)
 	a.raw("// func %s(out []float32, ostride int, q %s, qstride int, k []byte, kstride, n, steps int, scale float32, heads, hout, hq, hk int)", name, qt)
 	a.raw("TEXT ·%s(SB), NOSPLIT, $32-152", name)
 	attnDotArgs(a, t, m)
 	a.op("MOVQ R10, R15")
 	a.op("SHLQ $%d, R15", log2(headsAhead))
-	groups := []int{big, 2, 1}
-	for gi, g := range groups {
-		next := l("end")
-		if gi+1 < len(groups) {
-			next = l(fmt.Sprint("g", groups[gi+1]))
-		}
-		a.label(l(fmt.Sprint("g", g)))
-		a.op("CMPQ DX, $%d", g)
-		a.op("JLT %s", next)
+	attnKeyGroups(a, l, big, func(g int) {
 		a.op("MOVQ DI, 0(SP)")
 		a.op("MOVQ SI, 8(SP)")
 		a.op("MOVQ R8, 16(SP)")
@@ -67,20 +52,7 @@ func attnDotHeads512(a *asm, t attnType, m int) {
 		a.op("MOVQ 0(SP), DI")
 		a.op("MOVQ 8(SP), SI")
 		a.op("MOVQ 16(SP), R8")
-		switch g {
-		case 1:
-			a.op("ADDQ R10, DI")
-		default:
-			a.op("LEAQ (DI)(R10*%d), DI", g)
-		}
-		a.op("ADDQ $%d, R8", 4*g)
-		a.op("SUBQ $%d, DX", g)
-		a.op("JMP %s", l(fmt.Sprint("g", g)))
-	}
-	a.label(l("end"))
-	a.op("VZEROUPPER")
-	a.op("RET")
-	a.raw("")
+	})
 }
 
 // attnAxpyHeads512 emits axpy<T>Heads<m>AVX512(y []float32, ystride int,
