@@ -116,6 +116,13 @@ func BenchmarkAttendPrefill512(b *testing.B) { benchAttend(b, 0, 512) }
 // 8 KV heads of 128, no window), f16 cache.
 func BenchmarkAttendPrefill512Qwen3(b *testing.B) { benchAttendShape(b, kv.F16, 16, 8, 128, 0, 0, 512) }
 
+// BenchmarkAttendPrefill512Qwen3At4096 is BenchmarkAttendPrefill512Qwen3
+// after 4096 cached positions (a long prompt's later chunks, where
+// attention outweighs the matrices).
+func BenchmarkAttendPrefill512Qwen3At4096(b *testing.B) {
+	benchAttendShape(b, kv.F16, 16, 8, 128, 0, 4096, 512)
+}
+
 func BenchmarkAttendDecode512(b *testing.B) { benchAttend(b, 511, 1) }
 
 // TestAttendMatchesRows checks tiled attention against the row-by-row
