@@ -123,6 +123,19 @@ func dotRowsHeadsF16AVX512(out []float32, ostride, hout int, q []float32, qstrid
 	return true
 }
 
+//go:noescape
+func dotF16Pair4AVX512(out []float32, ostride int, q []float32, qstride int, k []uint16, kstride, n, steps int, scale float32, next []uint16, ohead, qhead int)
+
+// dotRowsPairedF16AVX512 is DotRowsPairedF16's kernel (widths a positive
+// multiple of 16; the caller checked the shapes).
+func dotRowsPairedF16AVX512(out []float32, ostride, ohead int, qx []float32, qxstride, qxhead, width int, k []uint16, kstride, n int, scale float32, next []uint16) bool {
+	if width%16 != 0 || width == 0 {
+		return false
+	}
+	dotF16Pair4AVX512(out, ostride, qx, qxstride, k, 2*kstride, n, width/16, scale, next, 4*ohead, 4*qxhead)
+	return true
+}
+
 // axpyRowsHeadsF16AVX512 is axpyRowsMultiF16AVX512 for every head at
 // once (m = 1, 2 or 4, width a positive multiple of 16; the caller
 // checked the shapes).
@@ -190,6 +203,7 @@ func avx512VecKernels(base *vecKernels) *vecKernels {
 	v.q8QueryInt8, v.dotRowsMultiQ8Pre = true, dotRowsMultiQ8PreAVX512
 	v.dotRowsHeadsQ8Pre, v.axpyRowsHeadsQ8 = dotRowsHeadsQ8AVX512, axpyRowsHeadsQ8AVX512
 	v.dotRowsHeadsF16, v.axpyRowsHeadsF16 = dotRowsHeadsF16AVX512, axpyRowsHeadsF16AVX512
+	v.dotRowsPairedF16 = dotRowsPairedF16AVX512
 	v.wideF16Attend = true
 	v.expMax = expMaxAVX512
 	return &v

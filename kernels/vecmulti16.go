@@ -1,6 +1,8 @@
 package kernels
 
 import (
+	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/siskin-ml/siskin/tensor"
@@ -167,6 +169,69 @@ func DotRowsHeadsF16(out []float32, ostride, hout int, q []float32, qstride, hq,
 	for g := range heads {
 		DotRowsMultiNextF16(out[g*hout:], ostride, q[g*hq:], qstride, m, width, k[g*hk:], kstride, n, scale, nil)
 	}
+}
+
+// PairedF16 reports whether the tier in use has a kernel for
+// DotRowsPairedF16 on rows of width elements; without one that call
+// copies the queries back first.
+func PairedF16(width int) bool {
+	return vk().dotRowsPairedF16 != nil && width > 0 && width%16 == 0
+}
+
+// PairQueries writes each group of eight floats of src twice into dst
+// (len(dst) = 2*len(src), len(src) a multiple of 8): the queries'
+// layout DotRowsPairedF16 reads, each group filling both halves of a
+// 16-lane register with one plain load.
+func PairQueries(dst, src []float32) {
+	if len(src)%8 != 0 || len(dst) != 2*len(src) {
+		panic(fmt.Sprintf("kernels: PairQueries of %d floats into %d", len(src), len(dst)))
+	}
+	for i := 0; i < len(src); i += 8 {
+		g := src[i : i+8]
+		copy(dst[2*i:2*i+8], g)
+		copy(dst[2*i+8:2*i+16], g)
+	}
+}
+
+// DotRowsPairedF16 is DotRowsMultiNextF16 for four query rows of each of
+// two query heads that score the same keys (two heads of a KV head's
+// group): head 0's rows at qx[j*qxstride:], head 1's at
+// qx[qxhead+j*qxstride:], each 2*width floats in PairQueries' layout;
+// their scores go to out[j*ostride:] and out[ohead+j*ostride:]. The
+// bits are DotRowsMultiNextF16's on the rows before pairing. A tier with
+// PairedF16 loads and widens each key once for the eight rows.
+func DotRowsPairedF16(out []float32, ostride, ohead int, qx []float32, qxstride, qxhead, width int, k []uint16, kstride, n int, scale float32, next []uint16) {
+	checkHeads("DotRowsPairedF16", 2, 0, ohead, qxhead)
+	for _, e := range []int{0, 1} {
+		checkRows("DotRowsPairedF16 (queries)", 4, 2*width, len(qx)-min(len(qx), e*qxhead), qxstride)
+		checkRows("DotRowsPairedF16 (outputs)", 4, n, len(out)-min(len(out), e*ohead), ostride)
+	}
+	checkRows("DotRowsPairedF16 (keys)", n, width, len(k), kstride)
+	if width%8 != 0 {
+		panic(fmt.Sprintf("kernels: DotRowsPairedF16 of width %d (not a multiple of 8)", width))
+	}
+	if n == 0 {
+		return
+	}
+	if len(next) == 0 {
+		next = k
+	}
+	if f := vk().dotRowsPairedF16; f != nil && f(out, ostride, ohead, qx, qxstride, qxhead, width, k, kstride, n, scale, next) {
+		return
+	}
+	b := widenPool.Get().(*[]float32)
+	q := slices.Grow((*b)[:0], 4*width)[:4*width]
+	for _, e := range []int{0, 1} {
+		for j := range 4 {
+			row := qx[e*qxhead+j*qxstride:]
+			for i := 0; i < width; i += 8 {
+				copy(q[j*width+i:j*width+i+8], row[2*i:2*i+8])
+			}
+		}
+		DotRowsMultiNextF16(out[e*ohead:], ostride, q, width, 4, width, k, kstride, n, scale, next)
+	}
+	*b = q
+	widenPool.Put(b)
 }
 
 // AxpyRowsHeadsF16 is AxpyRowsMultiNextF16 for heads KV heads of the same

@@ -265,3 +265,59 @@ func TestRowsHeadsF16(t *testing.T) {
 		}
 	}
 }
+
+// TestRowsPairedF16: DotRowsPairedF16 on paired queries against
+// DotRowsMultiNextF16 per head on the plain rows, bit for bit, in every
+// tier (the AVX-512 kernel, elsewhere the copy back), over widths with
+// and without the kernel, every tail of four keys and padded strides.
+func TestRowsPairedF16(t *testing.T) {
+	if !supported[tierAVX512] {
+		t.Log("this CPU or build has no AVX-512: the paired kernel is not tested here, only the copy back")
+	}
+	r := rand.New(rand.NewPCG(41, 42))
+	rnd := func(n int) []float32 {
+		x := make([]float32, n)
+		for i := range x {
+			x[i] = float32(r.NormFloat64())
+		}
+		return x
+	}
+	for trial := range 80 {
+		width := []int{8, 16, 24, 32, 64, 96, 128}[r.IntN(7)]
+		n := []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 15, 16, 17, 33, 64}[r.IntN(15)]
+		kstride := width + r.IntN(20)
+		k := make([]uint16, n*kstride)
+		F32ToF16(k, rnd(len(k)))
+		qstride := 2*width + r.IntN(9)
+		qhead := 4*qstride + r.IntN(9)
+		q := rnd(qhead + 4*qstride)
+		qx := make([]float32, 2*len(q))
+		for i := 0; i+8 <= len(q); i += 8 {
+			PairQueries(qx[2*i:2*i+16], q[i:i+8])
+		}
+		// Row j of head e starts 8-float-aligned in q, so it pairs
+		// into qx at twice its offset.
+		qstride, qhead = qstride&^7, qhead&^7
+		ostride := n + r.IntN(3)
+		ohead := 4*ostride + r.IntN(5)
+		for _, tr := range allTiers() {
+			if !supported[tr] {
+				continue
+			}
+			prev := setTier(tr)
+			got, want := rnd(ohead+4*ostride), make([]float32, ohead+4*ostride)
+			copy(want, got)
+			DotRowsPairedF16(got, ostride, ohead, qx, 2*qstride, 2*qhead, width, k, kstride, n, 0.125, nil)
+			for e := range 2 {
+				DotRowsMultiNextF16(want[e*ohead:], ostride, q[e*qhead:], qstride, 4, width, k, kstride, n, 0.125, nil)
+			}
+			paired := PairedF16(width)
+			setTier(prev)
+			for i := range got {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("%s trial %d (width %d n %d, kernel %v): score %d = %v, per head %v", tr, trial, width, n, paired, i, got[i], want[i])
+				}
+			}
+		}
+	}
+}

@@ -61,6 +61,7 @@ func attn512File() *asm {
 			attnAxpyHeads512(a, t, m)
 		}
 	}
+	attnDotPair512(a)
 	return a
 }
 
@@ -329,16 +330,7 @@ func attnDotStore(a *asm, m, g int, tmp string) {
 			if p+1 < pairs {
 				pb = acc(j, p+1)
 			}
-			// Lanes 4k..4k+3 of Z16: b_i = a_i + a_(i+4) of key k.
-			a.op("VSHUFF32X4 $0x88, Z%d, Z%d, Z16", pb, pa)
-			a.op("VSHUFF32X4 $0xdd, Z%d, Z%d, Z17", pb, pa)
-			a.op("VADDPS Z17, Z16, Z16")
-			a.op("VPERMILPS $0xb1, Z16, Z17")
-			a.op("VADDPS Z17, Z16, Z16")
-			a.op("VPERMILPS $0x4e, Z16, Z17")
-			a.op("VADDPS Z17, Z16, Z16")
-			a.op("VPERMPS Z16, Z15, Z16")
-			a.op("VMULPS X14, X16, X16")
+			attnReduce4(a, pa, pb, 16, 17)
 			dst := rowAddr(8*p, "R8", j, "R9", tmp) // keys 2p..2p+3
 			switch {
 			case g == 1:
@@ -350,6 +342,23 @@ func attnDotStore(a *asm, m, g int, tmp string) {
 			}
 		}
 	}
+}
+
+// attnReduce4 reduces the 8-lane sums of two key pairs (Z<pa>: keys 0
+// and 1, Z<pb>: keys 2 and 3) to their four scores times the scale (Z14)
+// in lanes 0-3 of Z<d>, as dot4Rows reduces each, with Z<t> scratch; Z15
+// is attnperm.
+func attnReduce4(a *asm, pa, pb, d, t int) {
+	// Lanes 4k..4k+3 of Z<d>: b_i = a_i + a_(i+4) of key k.
+	a.op("VSHUFF32X4 $0x88, Z%d, Z%d, Z%d", pb, pa, d)
+	a.op("VSHUFF32X4 $0xdd, Z%d, Z%d, Z%d", pb, pa, t)
+	a.op("VADDPS Z%d, Z%d, Z%d", t, d, d)
+	a.op("VPERMILPS $0xb1, Z%d, Z%d", d, t)
+	a.op("VADDPS Z%d, Z%d, Z%d", t, d, d)
+	a.op("VPERMILPS $0x4e, Z%d, Z%d", d, t)
+	a.op("VADDPS Z%d, Z%d, Z%d", t, d, d)
+	a.op("VPERMPS Z%d, Z15, Z%d", d, d)
+	a.op("VMULPS X14, X%d, X%d", d, d)
 }
 
 // attnAxpy512 emits axpy<T>x<m>AVX512(y []float32, ystride int, p
