@@ -263,8 +263,10 @@ func q4kQuadFloat(a *asm, mp, fp, ab int) {
 // 16 VPDPBUSD instead of 18). Integer sums and float steps per row are
 // q8z8's, so the bits are vec1's. Registers: Z0+i the block's integer sum
 // and Z8+i the float sum of activation row a of the pass and pair w (i =
-// 2a+w), Z23 0x0f bytes, Z24/Z25 and Z26/Z27 the unpacked weights of pairs
-// 0 and 1, Z28/Z29 the broadcast activations, Z30/Z31 the weights' d.
+// 2a+w), Z16+i (Z30 for i = 7: q40Hi) the high nibbles' integer sums
+// until the float step, Z23 0x0f bytes, Z24/Z25 and Z26/Z27 the unpacked
+// weights of pairs 0 and 1, Z28/Z29 the broadcast activations, Z30/Z31
+// the weights' d.
 //
 // Pass 0 prefetches the block eight on (1152 bytes) of all four groups
 // (pass 1 reads them again from L2). Against the kernel without it,
