@@ -123,6 +123,13 @@ func BenchmarkAttendPrefill512Qwen3At4096(b *testing.B) {
 	benchAttendShape(b, kv.F16, 16, 8, 128, 0, 4096, 512)
 }
 
+// BenchmarkAttendPrefill32Qwen3At4096: a short turn (a tool's result)
+// after 4096 cached positions; few tiles, so the chunks are split among
+// the threads (attendSplit).
+func BenchmarkAttendPrefill32Qwen3At4096(b *testing.B) {
+	benchAttendShape(b, kv.F16, 16, 8, 128, 0, 4096, 32)
+}
+
 func BenchmarkAttendDecode512(b *testing.B) { benchAttend(b, 511, 1) }
 
 // TestAttendMatchesRows checks tiled attention against the row-by-row
