@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"testing"
 
+	"github.com/siskin-ml/siskin/internal/cputime"
 	"github.com/siskin-ml/siskin/tensor"
 )
 
@@ -319,5 +321,41 @@ func TestRowsPairedF16(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// BenchmarkDotRowsPairedF16: the scores of four query rows of each of
+// two heads against 64 keys of 128 (the Qwen3 shape, keys 2 KiB apart,
+// in L1/L2), one thread: two DotRowsMultiNextF16 calls against one
+// DotRowsPairedF16 on paired queries, in multiply-adds per second of
+// thread CPU time.
+func BenchmarkDotRowsPairedF16(b *testing.B) {
+	const hd, n, kvd, qd = 128, 64, 1024, 2048
+	r := rand.New(rand.NewPCG(43, 44))
+	q := make([]float32, 4*qd)
+	for i := range q {
+		q[i] = float32(r.NormFloat64())
+	}
+	qx := make([]float32, 2*len(q))
+	PairQueries(qx, q)
+	k := make([]uint16, n*kvd)
+	F32ToF16(k, make([]float32, len(k)))
+	out := make([]float32, 4*2*n)
+	for _, paired := range []bool{false, true} {
+		b.Run(map[bool]string{false: "per-head", true: "paired"}[paired], func(b *testing.B) {
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			c0 := cputime.Thread()
+			for b.Loop() {
+				if paired {
+					DotRowsPairedF16(out, 2*n, n, qx, 2*qd, 2*hd, hd, k, kvd, n, 0.125, nil)
+					continue
+				}
+				for e := range 2 {
+					DotRowsMultiNextF16(out[e*n:], 2*n, q[e*hd:], qd, 4, hd, k, kvd, n, 0.125, nil)
+				}
+			}
+			b.ReportMetric(float64(b.N)*8*n*hd/(cputime.Thread()-c0).Seconds()/1e9, "GMAC/s")
+		})
 	}
 }
