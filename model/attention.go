@@ -722,15 +722,15 @@ func (a *Attention) attendChunk(b *Batch, li, window int, q []float32, st *stepK
 						a.dotRows(out, q, t*qd+h*hd, st.q8q, ks, e-s, n)
 						continue
 					}
-					os := a.Heads * attnChunk
-					pr := 0 // rows whose pairs of heads score together
+					orow := a.Heads * attnChunk // one row's scores to the next
+					pr := 0                     // rows whose pairs of heads score together
 					if pq != nil {
 						pr = r &^ 3
 					}
 					for j := 0; j < pr; j += 4 {
 						qh := pq[2*((t+j-t0)*qd+h*hd):]
 						for g := 0; g+1 < group; g += 2 {
-							kernels.DotRowsPairedF16(out[j*os+g*attnChunk:], os, attnChunk, qh[2*g*hd:], 2*qd, 2*hd, hd, ks.h, kvd, e-s, a.Scale, n.h)
+							kernels.DotRowsPairedF16(out[j*orow+g*attnChunk:], orow, attnChunk, qh[2*g*hd:], 2*qd, 2*hd, hd, ks.h, kvd, e-s, a.Scale, n.h)
 						}
 					}
 					for g := range group {
@@ -739,7 +739,7 @@ func (a *Attention) attendChunk(b *Batch, li, window int, q []float32, st *stepK
 							j = 0 // the odd head out
 						}
 						if j < r {
-							kernels.DotRowsMultiNextF16(out[j*os+g*attnChunk:], os, q[(t+j)*qd+(h+g)*hd:], qd, r-j, hd, ks.h, kvd, e-s, a.Scale, n.h)
+							kernels.DotRowsMultiNextF16(out[j*orow+g*attnChunk:], orow, q[(t+j)*qd+(h+g)*hd:], qd, r-j, hd, ks.h, kvd, e-s, a.Scale, n.h)
 						}
 					}
 				}
