@@ -23,13 +23,6 @@ func TestAttentionAVX512MatchesAVX2(t *testing.T) {
 		t.Skip("this CPU or build has no AVX-512 F/BW/VL + VNNI: the avx512 tier is not tested here")
 	}
 	r := rand.New(rand.NewPCG(31, 32))
-	rnd := func(n int) []float32 {
-		x := make([]float32, n)
-		for i := range x {
-			x[i] = float32(r.NormFloat64())
-		}
-		return x
-	}
 	in := func(tr tier, f func()) {
 		prev := setTier(tr)
 		defer setTier(prev)
@@ -48,10 +41,10 @@ func TestAttentionAVX512MatchesAVX2(t *testing.T) {
 			for _, n := range []int{1, 2, 3, 4, 7, 8, 9, 13, 16, 31} {
 				name := fmt.Sprintf("width %d m %d n %d", width, m, n)
 				qs, os, ps := width+r.IntN(2)*16, n+r.IntN(3), n+r.IntN(2)
-				q := rnd(max(0, (m-1)*qs+width))
-				out0 := rnd(max(0, (m-1)*os+n))
-				y0 := rnd(max(0, (m-1)*qs+width))
-				p := rnd(max(0, (m-1)*ps+n))
+				q := normals(r, max(0, (m-1)*qs+width))
+				out0 := normals(r, max(0, (m-1)*os+n))
+				y0 := normals(r, max(0, (m-1)*qs+width))
+				p := normals(r, max(0, (m-1)*ps+n))
 				ks := width + r.IntN(3)*8
 				k16 := make([]uint16, (n-1)*ks+width)
 				for i := range k16 {
@@ -69,7 +62,7 @@ func TestAttentionAVX512MatchesAVX2(t *testing.T) {
 				}
 				same("f16 dot "+name, o[0], o[1])
 				same("f16 axpy "+name, y[0], y[1])
-				kf32 := rnd((n-1)*ks + width)
+				kf32 := normals(r, (n-1)*ks+width)
 				for i, tr := range []tier{tierAVX512, tierAVX2} {
 					o[i] = append(o[i][:0], out0...)
 					y[i] = append(y[i][:0], y0...)
@@ -87,7 +80,7 @@ func TestAttentionAVX512MatchesAVX2(t *testing.T) {
 				k8 := make([]byte, (n-1)*kb+Q8RowBytes(width))
 				kf := make([]float32, n*width)
 				for i := 0; i < n; i++ {
-					QuantizeRowQ8(k8[i*kb:i*kb+Q8RowBytes(width)], rnd(width))
+					QuantizeRowQ8(k8[i*kb:i*kb+Q8RowBytes(width)], normals(r, width))
 					DequantRowQ8(kf[i*width:(i+1)*width], k8[i*kb:i*kb+Q8RowBytes(width)])
 				}
 				for i, tr := range []tier{tierAVX512, tierAVX2} {

@@ -87,13 +87,6 @@ func TestF16Conversions(t *testing.T) {
 // the bound TestDotAxpyRowsMulti states for the float32 kernels.
 func TestDotAxpyRowsMultiF16(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 10))
-	rnd := func(n int) []float32 {
-		x := make([]float32, n)
-		for i := range x {
-			x[i] = float32(r.NormFloat64())
-		}
-		return x
-	}
 	half := func(n int) ([]uint16, []float32) {
 		h := make([]uint16, n)
 		f := make([]float32, n)
@@ -123,9 +116,9 @@ func TestDotAxpyRowsMultiF16(t *testing.T) {
 						return fmt.Sprintf("%s %s width %d m %d n %d", tierName, op, width, m, n)
 					}
 					qs, ks, os := width+r.IntN(2)*8, width+r.IntN(3)*8+r.IntN(2), n+r.IntN(3)
-					q := rnd(max(0, (m-1)*qs+width))
+					q := normals(r, max(0, (m-1)*qs+width))
 					k16, k := half(max(0, (n-1)*ks+width))
-					out0 := rnd(max(0, (m-1)*os+n))
+					out0 := normals(r, max(0, (m-1)*os+n))
 
 					want := append([]float32(nil), out0...)
 					DotRowsMulti(want, os, q, qs, m, width, k, ks, n, 0.0625)
@@ -151,8 +144,8 @@ func TestDotAxpyRowsMultiF16(t *testing.T) {
 					}
 
 					ys, ps := width+r.IntN(2)*8, n+r.IntN(2)
-					y0 := rnd(max(0, (m-1)*ys+width))
-					p := rnd(max(0, (m-1)*ps+n))
+					y0 := normals(r, max(0, (m-1)*ys+width))
+					p := normals(r, max(0, (m-1)*ps+n))
 					wantY := append([]float32(nil), y0...)
 					AxpyRowsMulti(wantY, ys, m, width, p, ps, n, k, ks)
 					y := append([]float32(nil), y0...)
@@ -218,27 +211,20 @@ func TestRowsHeadsF16(t *testing.T) {
 		t.Log("this CPU or build has no AVX-512: the heads kernels are not tested here, only the per-head path")
 	}
 	r := rand.New(rand.NewPCG(31, 32))
-	rnd := func(n int) []float32 {
-		x := make([]float32, n)
-		for i := range x {
-			x[i] = float32(r.NormFloat64())
-		}
-		return x
-	}
 	for trial := range 80 {
 		heads, m := 1+r.IntN(9), 1+r.IntN(4)
 		width := []int{8, 16, 24, 32, 64, 96, 128}[r.IntN(7)]
 		n := []int{0, 1, 2, 3, 7, 8, 9, 15, 16, 17, 33, 40}[r.IntN(12)]
 		kstride := heads*width + r.IntN(20)
 		k := make([]uint16, n*kstride)
-		F32ToF16(k, rnd(len(k)))
+		F32ToF16(k, normals(r, len(k)))
 		qstride, hq := width, m*width
-		q := rnd(heads * hq)
+		q := normals(r, heads*hq)
 		ostride := n + r.IntN(3)
 		hout := m * ostride
-		py := rnd(heads * hout)
+		py := normals(r, heads*hout)
 		hy := m * width
-		y0 := rnd(heads * hy)
+		y0 := normals(r, heads*hy)
 		for _, tr := range allTiers() {
 			if !supported[tr] {
 				continue
@@ -277,22 +263,15 @@ func TestRowsPairedF16(t *testing.T) {
 		t.Log("this CPU or build has no AVX-512: the paired kernel is not tested here, only the copy back")
 	}
 	r := rand.New(rand.NewPCG(41, 42))
-	rnd := func(n int) []float32 {
-		x := make([]float32, n)
-		for i := range x {
-			x[i] = float32(r.NormFloat64())
-		}
-		return x
-	}
 	for trial := range 80 {
 		width := []int{8, 16, 24, 32, 64, 96, 128}[r.IntN(7)]
 		n := []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 15, 16, 17, 33, 64}[r.IntN(15)]
 		kstride := width + r.IntN(20)
 		k := make([]uint16, n*kstride)
-		F32ToF16(k, rnd(len(k)))
+		F32ToF16(k, normals(r, len(k)))
 		qstride := 2*width + r.IntN(9)
 		qhead := 4*qstride + r.IntN(9)
-		q := rnd(qhead + 4*qstride)
+		q := normals(r, qhead+4*qstride)
 		qx := make([]float32, 2*len(q))
 		for i := 0; i+8 <= len(q); i += 8 {
 			PairQueries(qx[2*i:2*i+16], q[i:i+8])
@@ -307,7 +286,7 @@ func TestRowsPairedF16(t *testing.T) {
 				continue
 			}
 			prev := setTier(tr)
-			got, want := rnd(ohead+4*ostride), make([]float32, ohead+4*ostride)
+			got, want := normals(r, ohead+4*ostride), make([]float32, ohead+4*ostride)
 			copy(want, got)
 			DotRowsPairedF16(got, ostride, ohead, qx, 2*qstride, 2*qhead, width, k, kstride, n, 0.125, nil)
 			for e := range 2 {
@@ -358,4 +337,13 @@ func BenchmarkDotRowsPairedF16(b *testing.B) {
 			b.ReportMetric(float64(b.N)*8*n*hd/(cputime.Thread()-c0).Seconds()/1e9, "GMAC/s")
 		})
 	}
+}
+
+// normals is n draws of r's standard normal distribution as float32.
+func normals(r *rand.Rand, n int) []float32 {
+	x := make([]float32, n)
+	for i := range x {
+		x[i] = float32(r.NormFloat64())
+	}
+	return x
 }

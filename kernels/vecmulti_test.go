@@ -16,13 +16,6 @@ import (
 // multiply and add).
 func TestDotAxpyRowsMulti(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
-	rnd := func(n int) []float32 {
-		x := make([]float32, n)
-		for i := range x {
-			x[i] = float32(r.NormFloat64())
-		}
-		return x
-	}
 	for _, tierName := range allTiers() {
 		if !supported[tierName] {
 			continue
@@ -32,9 +25,9 @@ func TestDotAxpyRowsMulti(t *testing.T) {
 			for m := 0; m <= 8; m++ {
 				for _, n := range []int{0, 1, 2, 3, 8, 33} {
 					qs, ks, os := width+r.IntN(2)*8, width+r.IntN(3)*8+r.IntN(2), n+r.IntN(3)
-					q := rnd(max(0, (m-1)*qs+width))
-					k := rnd(max(0, (n-1)*ks+width))
-					out := rnd(max(0, (m-1)*os+n))
+					q := normals(r, max(0, (m-1)*qs+width))
+					k := normals(r, max(0, (n-1)*ks+width))
+					out := normals(r, max(0, (m-1)*os+n))
 					orig := append([]float32(nil), out...)
 					DotRowsMulti(out, os, q, qs, m, width, k, ks, n, 0.0625)
 					want := append([]float32(nil), orig...)
@@ -49,7 +42,7 @@ func TestDotAxpyRowsMulti(t *testing.T) {
 					// Prefetching other rows (a short slice: only its
 					// address counts) changes nothing.
 					next := append([]float32(nil), orig...)
-					DotRowsMultiNext(next, os, q, qs, m, width, k, ks, n, 0.0625, rnd(3))
+					DotRowsMultiNext(next, os, q, qs, m, width, k, ks, n, 0.0625, normals(r, 3))
 					for i := range next {
 						if math.Float32bits(next[i]) != math.Float32bits(out[i]) {
 							t.Fatalf("%s width %d m %d n %d: DotRowsMultiNext[%d] = %v, DotRowsMulti %v", tierName, width, m, n, i, next[i], out[i])
@@ -72,8 +65,8 @@ func TestDotAxpyRowsMulti(t *testing.T) {
 					// The weighted sums: y (m rows of width) += p (m rows
 					// of n) times the rows of k.
 					ys, ps := width+r.IntN(2)*8, n+r.IntN(2)
-					y := rnd(max(0, (m-1)*ys+width))
-					p := rnd(max(0, (m-1)*ps+n))
+					y := normals(r, max(0, (m-1)*ys+width))
+					p := normals(r, max(0, (m-1)*ps+n))
 					y0 := append([]float32(nil), y...)
 					AxpyRowsMulti(y, ys, m, width, p, ps, n, k, ks)
 					wantY := append([]float32(nil), y0...)
@@ -86,7 +79,7 @@ func TestDotAxpyRowsMulti(t *testing.T) {
 						}
 					}
 					yn := append([]float32(nil), y0...)
-					AxpyRowsMultiNext(yn, ys, m, width, p, ps, n, k, ks, rnd(5))
+					AxpyRowsMultiNext(yn, ys, m, width, p, ps, n, k, ks, normals(r, 5))
 					for i := range yn {
 						if math.Float32bits(yn[i]) != math.Float32bits(y[i]) {
 							t.Fatalf("%s width %d m %d n %d: AxpyRowsMultiNext[%d] = %v, AxpyRowsMulti %v", tierName, width, m, n, i, yn[i], y[i])

@@ -22,20 +22,13 @@ import (
 // block.
 func TestDotAxpyRowsMultiQ8(t *testing.T) {
 	r := rand.New(rand.NewPCG(21, 22))
-	rnd := func(n int) []float32 {
-		x := make([]float32, n)
-		for i := range x {
-			x[i] = float32(r.NormFloat64())
-		}
-		return x
-	}
 	// rows returns n q8_0 rows of width, stride bytes apart, and their
 	// dequantized values (width floats apart).
 	rows := func(n, width, stride int) ([]byte, []float32) {
 		b := make([]byte, max(0, (n-1)*stride+Q8RowBytes(width)))
 		f := make([]float32, n*width)
 		for i := 0; i < n; i++ {
-			src := rnd(width)
+			src := normals(r, width)
 			QuantizeRowQ8(b[i*stride:i*stride+Q8RowBytes(width)], src)
 			DequantRowQ8(f[i*width:(i+1)*width], b[i*stride:i*stride+Q8RowBytes(width)])
 			for blk := 0; blk < width/32; blk++ {
@@ -72,10 +65,10 @@ func TestDotAxpyRowsMultiQ8(t *testing.T) {
 						return fmt.Sprintf("%s %s width %d m %d n %d", tierName, op, width, m, n)
 					}
 					qs, ks, os := width+r.IntN(2)*8, Q8RowBytes(width)+r.IntN(3)*34+r.IntN(2), n+r.IntN(3)
-					q := rnd(max(0, (m-1)*qs+width))
+					q := normals(r, max(0, (m-1)*qs+width))
 					k8, k := rows(n, width, ks)
 					nx, _ := rows(2, width, ks)
-					out0 := rnd(max(0, (m-1)*os+n))
+					out0 := normals(r, max(0, (m-1)*os+n))
 					want := append([]float32(nil), out0...)
 					DotRowsMulti(want, os, q, qs, m, width, k, width, n, 0.0625)
 					got := append([]float32(nil), out0...)
@@ -103,8 +96,8 @@ func TestDotAxpyRowsMultiQ8(t *testing.T) {
 					}
 
 					ys, ps := width+r.IntN(2)*8, n+r.IntN(2)
-					y0 := rnd(max(0, (m-1)*ys+width))
-					p := rnd(max(0, (m-1)*ps+n))
+					y0 := normals(r, max(0, (m-1)*ys+width))
+					p := normals(r, max(0, (m-1)*ps+n))
 					wantY := append([]float32(nil), y0...)
 					AxpyRowsMulti(wantY, ys, m, width, p, ps, n, k, width)
 					y := append([]float32(nil), y0...)
@@ -358,13 +351,6 @@ func TestRowsHeadsQ8(t *testing.T) {
 		t.Log("this CPU or build has no AVX-512: the heads kernels are not tested here, only the per-head path")
 	}
 	r := rand.New(rand.NewPCG(29, 30))
-	rnd := func(n int) []float32 {
-		x := make([]float32, n)
-		for i := range x {
-			x[i] = float32(r.NormFloat64())
-		}
-		return x
-	}
 	for trial := range 60 {
 		heads, m, width := 1+r.IntN(9), 1+r.IntN(4), 32*(1+r.IntN(4))
 		n := []int{0, 1, 2, 3, 7, 8, 9, 15, 16, 17, 33, 40}[r.IntN(12)]
@@ -373,17 +359,17 @@ func TestRowsHeadsQ8(t *testing.T) {
 		kstride := Q8RowBytes(rowElems) + 2*r.IntN(3)
 		k := make([]byte, n*kstride)
 		for i := range n {
-			QuantizeRowQ8(k[i*kstride:i*kstride+Q8RowBytes(rowElems)], rnd(rowElems))
+			QuantizeRowQ8(k[i*kstride:i*kstride+Q8RowBytes(rowElems)], normals(r, rowElems))
 		}
 		// Queries: heads groups of m rows of width (qstride = width), the
 		// groups hq apart; scores attnChunk-like rows.
 		qstride, hq := width, m*width
-		all := rnd(heads * hq)
+		all := normals(r, heads*hq)
 		ostride, hout := n+r.IntN(3), 0
 		hout = m * ostride
-		py := rnd(heads * hout)
+		py := normals(r, heads*hout)
 		ystride, hy := width, m*width
-		y0 := rnd(heads * hy)
+		y0 := normals(r, heads*hy)
 		for _, tr := range allTiers() {
 			if !supported[tr] {
 				continue

@@ -25,13 +25,6 @@ func allTiers() []tier {
 // (reordered float32 sums, FMA against separate multiply and add).
 func TestAttentionRandomShapes(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
-	rnd := func(n int) []float32 {
-		x := make([]float32, n)
-		for i := range x {
-			x[i] = float32(r.NormFloat64())
-		}
-		return x
-	}
 	iters := 300
 	if testing.Short() {
 		iters = 80
@@ -48,14 +41,14 @@ func TestAttentionRandomShapes(t *testing.T) {
 			}
 			m, n := r.IntN(9), r.IntN(41)
 			qs, ks, os := width+r.IntN(5), width+r.IntN(9), n+r.IntN(3)
-			q := rnd(max(0, (m-1)*qs+width))
+			q := normals(r, max(0, (m-1)*qs+width))
 			k16 := make([]uint16, max(0, (n-1)*ks+width))
 			k := make([]float32, len(k16))
 			for i := range k16 {
 				k16[i] = tensor.Float32ToFP16(float32(r.NormFloat64()))
 				k[i] = tensor.FP16ToFloat32(k16[i])
 			}
-			out0 := rnd(max(0, (m-1)*os+n))
+			out0 := normals(r, max(0, (m-1)*os+n))
 			got := append([]float32(nil), out0...)
 			DotRowsMultiNext(got, os, q, qs, m, width, k, ks, n, 0.125, k)
 			rows := append([]float32(nil), out0...)
@@ -89,8 +82,8 @@ func TestAttentionRandomShapes(t *testing.T) {
 			}
 
 			ys, ps := width+r.IntN(5), n+r.IntN(3)
-			y0 := rnd(max(0, (m-1)*ys+width))
-			p := rnd(max(0, (m-1)*ps+n))
+			y0 := normals(r, max(0, (m-1)*ys+width))
+			p := normals(r, max(0, (m-1)*ps+n))
 			y := append([]float32(nil), y0...)
 			AxpyRowsMultiNext(y, ys, m, width, p, ps, n, k, ks, k)
 			yr := append([]float32(nil), y0...)
