@@ -39,11 +39,11 @@ type vecKernels struct {
 	// shape they do not take.
 	dotRowsHeadsQ8Pre func(out []float32, ostride, hout int, qq []byte, qstride, hq, m, width int, k []byte, kstride, hk, n, heads int, scale float32) bool
 	axpyRowsHeadsQ8   func(y []float32, ystride, hy, m, width int, p []float32, pstride, hp, n int, v []byte, vstride, hv, heads int) bool
+	dotRowsHeadsF16   func(out []float32, ostride, hout int, q []float32, qstride, hq, m, width int, k []uint16, kstride, hk, n, heads int, scale float32) bool
+	axpyRowsHeadsF16  func(y []float32, ystride, hy, m, width int, p []float32, pstride, hp, n int, v []uint16, vstride, hv, heads int) bool
 	// dotRowsPairedF16: DotRowsPairedF16's kernel (false: none for
 	// this width).
 	dotRowsPairedF16 func(out []float32, ostride, ohead int, qx []float32, qxstride, qxhead, width int, k []uint16, kstride, n int, scale float32, next []uint16) bool
-	dotRowsHeadsF16  func(out []float32, ostride, hout int, q []float32, qstride, hq, m, width int, k []uint16, kstride, hk, n, heads int, scale float32) bool
-	axpyRowsHeadsF16 func(y []float32, ystride, hy, m, width int, p []float32, pstride, hp, n int, v []uint16, vstride, hv, heads int) bool
 	// wideF16Attend: the f16 attention kernels take a head of up to
 	// 128 columns in one pass over each row (F16AttendRows).
 	wideF16Attend bool
