@@ -31,10 +31,33 @@ func avx512Kernels() map[tensor.Type]*matKernel {
 	m[tensor.BF16] = withVec(m[tensor.BF16], floatVec(2, bf16At, rowsOf16(bf16VecAVX512, bf16VecAVX2)),
 		floatVec4(2, bf16At, rowsOf6(bf16Vec4AVX512, bf16Vec4AVX2)))
 	withVec8AVX512(m) // vnni8_amd64.go
+	for _, t := range []tensor.Type{tensor.Q4_0, tensor.Q8_0} {
+		c := *m[t]
+		c.quant = quantQ8a512
+		m[t] = &c
+	}
 	// W4A8/W8A8 run packed as Q4_0/Q8_0 (packlayout.go).
-	m[tensor.W4A8], m[tensor.W8A8] = q8aWeightKernels(quantQ8aFast, m[tensor.Q4_0].packed, m[tensor.Q8_0].packed)
+	m[tensor.W4A8], m[tensor.W8A8] = q8aWeightKernels(quantQ8a512, m[tensor.Q4_0].packed, m[tensor.Q8_0].packed)
 	return m
 }
+
+// quantQ8a512 is quantQ8a: on AVX-512 where a row is whole groups of 16
+// blocks (512 floats; every width of the models here), 4.8x the AVX2
+// kernel's rate (BenchmarkQuantQ8a, Zen 5: 208 against 1008 ns a row of
+// 2048), which takes the other rows.
+func quantQ8a512(dst []byte, x []float32) {
+	if len(x)%512 != 0 {
+		quantQ8aFast(dst, x)
+		return
+	}
+	if len(dst) < len(x)/32*72 {
+		panic("kernels: bad quantQ8a arguments")
+	}
+	quantQ8aAVX512(dst, x, len(x)/32)
+}
+
+//go:noescape
+func quantQ8aAVX512(dst []byte, x []float32, nb int)
 
 // withPacked returns a copy of k with packed kernels p.
 func withPacked(k *matKernel, p *packedKernel) *matKernel {

@@ -14,7 +14,7 @@ import (
 )
 
 // TestQuantActsSpecialValues: the assembly activation quantizers (q8a for
-// Q4_0/Q8_0 weights, q8ka for the k-quants) write their Go twins' bytes
+// Q4_0/Q8_0 weights, AVX2 and AVX-512, q8ka for the k-quants) write their Go twins' bytes
 // for blocks holding infinities, the largest floats, subnormals only,
 // zeros only and signed zeros, and (q8ka) NaN, each beside an ordinary
 // block. q8ka's scale, as ggml's reference, skips NaN (a strict >); q8a's
@@ -57,15 +57,20 @@ func TestQuantActsSpecialValues(t *testing.T) {
 		for i := range tensor.QK_K {
 			x[i], x[tensor.QK_K+i] = f(i), base[tensor.QK_K-1-i]
 		}
-		for _, q := range []struct {
+		type quantizer struct {
 			name       string
 			fast, twin func([]byte, []float32)
 			bytes      int
 			nan        bool // compared on blocks with NaN
-		}{
+		}
+		qs := []quantizer{
 			{"q8a", quantQ8aFast, quantQ8a, len(x) / 32 * 72, false},
 			{"q8ka", quantQ8kaFast, quantQ8ka, len(x) / tensor.QK_K * 308, true},
-		} {
+		}
+		if supported[tierAVX512] { // the 16 blocks are one group of its kernel
+			qs = append(qs, quantizer{"q8a avx512", quantQ8a512, quantQ8a, len(x) / 32 * 72, false})
+		}
+		for _, q := range qs {
 			if !q.nan && slices.ContainsFunc(x, func(v float32) bool { return v != v }) {
 				continue
 			}
@@ -88,4 +93,58 @@ func pick(c bool, a, b float32) float32 {
 		return a
 	}
 	return b
+}
+
+// TestQuantQ8a512Widths: the AVX-512 q8a quantizer writes quantQ8a's
+// bytes for rows of whole groups of 16 blocks and, through the AVX2
+// kernel, for the other widths, with magnitudes that vary from block to
+// block.
+func TestQuantQ8a512Widths(t *testing.T) {
+	if !supported[tierAVX512] {
+		t.Skip("no AVX-512 on this CPU: quantQ8aAVX512 not run")
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, n := range []int{32, 480, 512, 544, 1024, 2048, 6144, 6176} {
+		x := make([]float32, n)
+		for i := range x {
+			x[i] = float32(rng.NormFloat64()) * float32(math.Pow(10, float64(i/32%9-4)))
+		}
+		got, want := make([]byte, n/32*72), make([]byte, n/32*72)
+		quantQ8a512(got, x)
+		quantQ8a(want, x)
+		if !bytes.Equal(got, want) {
+			i := 0
+			for got[i] == want[i] {
+				i++
+			}
+			t.Errorf("%d floats: byte %d of %d: assembly %#x, Go %#x", n, i, len(got), got[i], want[i])
+		}
+	}
+}
+
+// BenchmarkQuantQ8a quantizes one 2048-float activation row (the
+// Qwen3-1.7B width) to q8a with the AVX2 and, where the CPU has it, the
+// AVX-512 kernel.
+func BenchmarkQuantQ8a(b *testing.B) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	x := make([]float32, 2048)
+	for i := range x {
+		x[i] = float32(rng.NormFloat64())
+	}
+	dst := make([]byte, q8aBytes(len(x)))
+	for _, q := range []struct {
+		name string
+		f    func([]byte, []float32)
+		tier tier
+	}{{"avx2", quantQ8aFast, tierAVX2}, {"avx512", quantQ8a512, tierAVX512}} {
+		b.Run(q.name, func(b *testing.B) {
+			if !supported[q.tier] {
+				b.Skip("not on this CPU")
+			}
+			b.SetBytes(int64(4 * len(x)))
+			for b.Loop() {
+				q.f(dst, x)
+			}
+		})
+	}
 }
