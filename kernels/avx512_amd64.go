@@ -31,6 +31,9 @@ func avx512Kernels() map[tensor.Type]*matKernel {
 	m[tensor.BF16] = withVec(m[tensor.BF16], floatVec(2, bf16At, rowsOf16(bf16VecAVX512, bf16VecAVX2)),
 		floatVec4(2, bf16At, rowsOf6(bf16Vec4AVX512, bf16Vec4AVX2)))
 	withVec8AVX512(m) // vnni8_amd64.go
+	q5k := *m[tensor.Q5_K]
+	q5k.vec = blockVec(176, 308, q5kVecAVX512)
+	m[tensor.Q5_K] = &q5k
 	for _, t := range []tensor.Type{tensor.Q4_0, tensor.Q8_0} {
 		c := *m[t]
 		c.quant = quantQ8a512
@@ -58,6 +61,9 @@ func quantQ8a512(dst []byte, x []float32) {
 
 //go:noescape
 func quantQ8aAVX512(dst []byte, x []float32, nb int)
+
+//go:noescape
+func q5kVecAVX512(out []float32, w []byte, stride, blocks int, x []byte)
 
 // withPacked returns a copy of k with packed kernels p.
 func withPacked(k *matKernel, p *packedKernel) *matKernel {

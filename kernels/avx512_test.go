@@ -21,14 +21,16 @@ func TestAVX512SameBitsAsAVX2(t *testing.T) {
 	rng := newRNG(51)
 	types := []tensor.Type{tensor.Q4_0, tensor.Q8_0, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K, tensor.F16, tensor.BF16, tensor.F32, tensor.W4A8, tensor.W8A8}
 	for _, typ := range types {
-		cols := 256
-		if typ.BlockSize() == 32 {
-			cols = 416
-		}
-		if typ == tensor.W4A8 || typ == tensor.W8A8 {
-			cols = 384
-		}
 		for _, rows := range []int{1, 8, 9, 16, 17, 24, 43} {
+			// One to three super-blocks: the one-row K-quant kernels
+			// end their pipelined loop differently for odd and even counts.
+			cols := 256 * (1 + rows%3)
+			if typ.BlockSize() == 32 {
+				cols = 416
+			}
+			if typ == tensor.W4A8 || typ == tensor.W8A8 {
+				cols = 384
+			}
 			for _, prep := range []bool{false, true} {
 				t.Run(fmt.Sprintf("%s/%dx%d/prepared=%v", typ, rows, cols, prep), func(t *testing.T) {
 					const n = 9
