@@ -33,6 +33,7 @@ func avx512Kernels() map[tensor.Type]*matKernel {
 	withVec8AVX512(m) // vnni8_amd64.go
 	q5k := *m[tensor.Q5_K]
 	q5k.vec = blockVec(176, 308, q5kVecAVX512)
+	q5k.vec4 = blockVec4(176, 308, q5kVec4AVX512)
 	m[tensor.Q5_K] = &q5k
 	for _, t := range []tensor.Type{tensor.Q4_0, tensor.Q8_0} {
 		c := *m[t]
@@ -64,6 +65,9 @@ func quantQ8aAVX512(dst []byte, x []float32, nb int)
 
 //go:noescape
 func q5kVecAVX512(out []float32, w []byte, stride, blocks int, x []byte)
+
+//go:noescape
+func q5kVec4AVX512(out []float32, ostride int, w []byte, stride, rows, blocks int, x []byte, xstride int)
 
 // withPacked returns a copy of k with packed kernels p.
 func withPacked(k *matKernel, p *packedKernel) *matKernel {

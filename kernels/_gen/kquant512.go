@@ -4,16 +4,19 @@ import "fmt"
 
 func init() { files["kquant_avx512_amd64.s"] = kq512File }
 
-// kq512File writes kquant_avx512_amd64.s: q5kVecAVX512, the AVX2 tier's
-// q5kVecAVX2 (kquantavx2.go) with a 64-byte chunk of quants per step, a
+// kq512File writes kquant_avx512_amd64.s: q5kVecAVX512 and
+// q5kVec4AVX512, the AVX2 tier's q5kVecAVX2 and q5kVec4AVX2
+// (kquantavx2.go) with a 64-byte chunk of quants per step, a
 // sub-block of low nibbles in one half of a ZMM register and the next
 // sub-block's high nibbles in the other. Each half's int32 lanes sum what
 // the AVX2 kernel's two YMM accumulators sum, and the float steps are its
 // own, so the results have its bits (TestAVX512SameBitsAsAVX2). Zen 5,
 // one thread, 128x2048 in cache: 0.15-0.16 against 0.11-0.12 billion
 // blocks a second; BenchmarkDecodeStream (two threads, from memory): 0.82
-// of the read probe against 0.62-0.66. The AVX2 kernel's VPMADDWD and
-// add are one VPDPWSSD here (exact either way).
+// of the read probe against 0.62-0.66; the four-row kernel, Q5_K_M pp512
+// of the Qwen3-1.7B shape (siskin bench, two threads, two alternated
+// runs): 118.0-118.1 against 90.0-91.3 tokens/s. The AVX2 kernel's
+// VPMADDWD and add are one VPDPWSSD here (exact either way).
 func kq512File() *asm {
 	a := &asm{}
 	a.b.WriteString(header)
@@ -51,27 +54,34 @@ func kq512File() *asm {
 	for k := 0; k < 4; k++ {
 		a.dwords64(fmt.Sprintf("k5perm%d", k), func(i int) uint32 { return uint32(2*k + i/8) })
 	}
-	q5kVec512(a)
+	q5kVec512(a, 1)
+	q5kVec512(a, 4)
 	return a
 }
 
 // q5kVec512 emits q5kVecAVX512(out []float32, w []byte, stride, blocks
-// int, x []byte): kqAKVec's one-row Q5_K kernel (its registers, frame,
-// pipelined scale decode and float steps) with kq512Block for a block.
-// Z14 0x0f bytes, Z15 0x10 bytes, Z22-Z25 k5perm.
-func q5kVec512(a *asm) {
+// int, x []byte) (rows = 1) or q5kVec4AVX512(out []float32, ostride int,
+// w []byte, stride, rows, blocks int, x []byte, xstride int) (rows = 4):
+// kqAKVec's Q5_K kernels (their registers, frame, pipelined scale decode
+// and float steps) with kq512Block for a block. Z26 0x0f bytes, Z27 0x10
+// bytes, Z22-Z25 k5perm.
+func q5kVec512(a *asm, rows int) {
 	t := kqAQ5K
 	name, l := "q5kVecAVX512", "q5kz"
 	mn := [2]string{"X7", "X11"}
-	a.raw("// %s: Q5_K weights times one activation row; the scales of block b+1", name)
+	if rows == 4 {
+		name, l = "q5kVec4AVX512", "q5kz4"
+		mn[1] = "X6"
+	}
+	a.raw("// %s: Q5_K weights times %s; the scales of block b+1", name, kqARows(rows))
 	a.raw("// are decoded (into the other stack buffer) before block b's dot products.")
-	kqAPrologue(a, name, 1, 64, true)
-	a.op("VMOVDQU64 k5m0f<>(SB), Z14")
-	a.op("VMOVDQU64 k5x10<>(SB), Z15")
+	kqAPrologue(a, name, rows, 64, true)
+	a.op("VMOVDQU64 k5m0f<>(SB), Z26")
+	a.op("VMOVDQU64 k5x10<>(SB), Z27")
 	for k := 0; k < 4; k++ {
 		a.op("VMOVDQU64 k5perm%d<>(SB), Z%d", k, 22+k)
 	}
-	kqARowStart(a, l+"row", 1, true)
+	kqARowStart(a, l+"row", rows, true)
 	kqAScales(a, 0, 0, mn[0])
 	a.op("DECQ   DX")
 	a.raw("")
@@ -79,54 +89,66 @@ func q5kVec512(a *asm) {
 	for p := 0; p < 2; p++ {
 		a.op("JZ   %slast%d", l, p)
 		kqAScales(a, t.size, 32*(1-p), mn[1-p])
-		kq512Block(a, t, 32*p, mn[p])
-		kqANext(a, t.size, 16, 1)
+		kq512Block(a, t, rows, 32*p, mn[p])
+		kqANext(a, t.size, 16, rows)
 		a.op("DECQ DX")
 	}
 	a.op("JMP  %sloop", l)
 	for p := 0; p < 2; p++ {
 		a.raw("")
 		a.label(fmt.Sprintf("%slast%d", l, p))
-		kq512Block(a, t, 32*p, mn[p])
+		kq512Block(a, t, rows, 32*p, mn[p])
 		if p == 0 {
 			a.op("JMP %send", l)
 		}
 	}
 	a.raw("")
 	a.label(l + "end")
-	kqARowEnd(a, l+"row", 1)
+	kqARowEnd(a, l+"row", rows)
 }
 
-// kq512Block emits one Q5_K super-block for one activation row, scales
-// in the stack buffer at buf and mins in mn: chunk k's 32 bytes of
+// kq512Block emits one Q5_K super-block for 1 or 4 activation rows,
+// scales in the stack buffer at buf and mins in mn: chunk k's 32 bytes of
 // nibbles are loaded into both halves of Z16, the high half shifted down
 // 4, both masked to nibbles, the fifth bits (bits 2k and 2k+1 of the qh
 // bytes, Z20) added at bit 4, and VPMADDUBSW, then VPDPWSSD with the
 // sub-blocks' scales (Z17: VPMADDWD and an add, without saturation) sum
-// into Z8: its low half is the AVX2 kernel's
-// Y8 (the low sub-blocks), its high half Y9, added before kqAFloat.
-func kq512Block(a *asm, t kqAType, buf int, mn string) {
-	for p := 1024; p < 1024+192; p += 64 {
-		a.op("PREFETCHT0 %d(BX)", p)
+// into Z8+r for activation row r: its low half is the AVX2 kernel's sum
+// of the low sub-blocks, its high half that of the high ones, added
+// before kqAFloat.
+func kq512Block(a *asm, t kqAType, rows, buf int, mn string) {
+	if rows == 1 {
+		for p := 1024; p < 1024+192; p += 64 {
+			a.op("PREFETCHT0 %d(BX)", p)
+		}
 	}
-	a.op("VPXORD Z8, Z8, Z8")
+	for r := 0; r < rows; r++ {
+		a.op("VPXORD Z%d, Z%d, Z%d", 8+r, 8+r, 8+r)
+	}
 	a.op("VBROADCASTI64X4 16(BX), Z20")
-	// Two loads, one per 16-byte store of kqAScales (a 32-byte load
-	// across both cannot take its data from the store buffer).
+	// Two loads, one per 16-byte store of kqAScales: a 32-byte load
+	// across both cannot take its data from the store buffer (measured
+	// 1.36x slower in cache).
 	a.op("VMOVDQU32 %d(SP), X21", buf)
 	a.op("VINSERTI32X4 $1, %d(SP), Y21, Y21", buf+16)
 	for k := 0; k < 4; k++ {
 		a.op("VBROADCASTI64X4 %d(BX), Z16", t.qs+32*k)
 		a.op("VPSRLVW k5shift<>(SB), Z16, Z16")
-		a.op("VPANDD Z14, Z16, Z16")
+		a.op("VPANDD Z26, Z16, Z16")
 		a.op("VPTESTMB k5bits<>+%d(SB), Z20, K1", 64*k)
-		a.op("VPADDB Z15, Z16, K1, Z16")
+		a.op("VPADDB Z27, Z16, K1, Z16")
 		a.op("VPERMD Z21, Z%d, Z17", 22+k)
-		a.op("VPMADDUBSW %d(R12), Z16, Z18", 64*k)
-		a.op("VPDPWSSD Z17, Z18, Z8")
+		for r := 0; r < rows; r++ {
+			a.op("VPMADDUBSW %s, Z16, Z18", act(64*k, "R12", r))
+			a.op("VPDPWSSD Z17, Z18, Z%d", 8+r)
+		}
 	}
-	a.op("VEXTRACTI64X4 $1, Z8, Y9")
-	a.op("VPADDD Y9, Y8, Y8")
+	for r := 0; r < rows; r++ {
+		a.op("VEXTRACTI64X4 $1, Z%d, Y19", 8+r)
+		a.op("VPADDD Y19, Y%d, Y%d", 8+r, 8+r)
+	}
 	a.op("VCVTPH2PS (BX), X1")
-	kqAFloat(a, kqARow("R13", 0), kqARow(kqASums(1), 0), "Y8", "Y12", mn)
+	for r := 0; r < rows; r++ {
+		kqAFloat(a, kqARow("R13", r), kqARow(kqASums(rows), r), y(8+r), y(12+r), mn)
+	}
 }
