@@ -5,7 +5,7 @@
 #include "textflag.h"
 #include "avx2_amd64.h"
 
-// Q5_K weights times one activation row in the q8ka layout on AVX-512
+// Q5_K weights times one or four activation rows in the q8ka layout on AVX-512
 // (kquant512.go): the AVX2 kernel's sums and float steps, a 64-byte chunk
 // of quants at a time.
 
