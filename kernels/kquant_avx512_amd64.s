@@ -177,8 +177,8 @@ DATA k5perm3<>+48(SB)/8, $0x0000000700000007
 DATA k5perm3<>+56(SB)/8, $0x0000000700000007
 GLOBL k5perm3<>(SB), RODATA|NOPTR, $64
 
-// q5kVecAVX512: Q5_K weights times one activation row; the scales of block b+1
-// are decoded (into the other stack buffer) before block b's dot products.
+// q5kVecAVX512: Q5_K weights times one activation row; the scales of block b+1 are
+// decoded (into the other stack buffer) before block b's dot products.
 // func q5kVecAVX512(out []float32, w []byte, stride, blocks int, x []byte)
 TEXT ·q5kVecAVX512(SB), NOSPLIT, $64-88
 	MOVQ out_base+0(FP), DI
@@ -492,8 +492,8 @@ q5kzend:
 	VZEROUPPER
 	RET
 
-// q5kVec4AVX512: Q5_K weights times four activation rows; the scales of block b+1
-// are decoded (into the other stack buffer) before block b's dot products.
+// q5kVec4AVX512: Q5_K weights times four activation rows; the scales of block b+1 are
+// decoded (into the other stack buffer) before block b's dot products.
 // func q5kVec4AVX512(out []float32, ostride int, w []byte, stride, rows, blocks int, x []byte, xstride int)
 TEXT ·q5kVec4AVX512(SB), NOSPLIT, $64-112
 	MOVQ out_base+0(FP), DI

@@ -66,45 +66,17 @@ func kq512File() *asm {
 // and float steps) with kq512Block for a block. Z26 0x0f bytes, Z27 0x10
 // bytes, Z22-Z25 k5perm.
 func q5kVec512(a *asm, rows int) {
-	t := kqAQ5K
 	name, l := "q5kVecAVX512", "q5kz"
-	mn := [2]string{"X7", "X11"}
 	if rows == 4 {
 		name, l = "q5kVec4AVX512", "q5kz4"
-		mn[1] = "X6"
 	}
-	a.raw("// %s: Q5_K weights times %s; the scales of block b+1", name, kqARows(rows))
-	a.raw("// are decoded (into the other stack buffer) before block b's dot products.")
-	kqAPrologue(a, name, rows, 64, true)
-	a.op("VMOVDQU64 k5m0f<>(SB), Z26")
-	a.op("VMOVDQU64 k5x10<>(SB), Z27")
-	for k := 0; k < 4; k++ {
-		a.op("VMOVDQU64 k5perm%d<>(SB), Z%d", k, 22+k)
-	}
-	kqARowStart(a, l+"row", rows, true)
-	kqAScales(a, 0, 0, mn[0])
-	a.op("DECQ   DX")
-	a.raw("")
-	a.label(l + "loop")
-	for p := 0; p < 2; p++ {
-		a.op("JZ   %slast%d", l, p)
-		kqAScales(a, t.size, 32*(1-p), mn[1-p])
-		kq512Block(a, t, rows, 32*p, mn[p])
-		kqANext(a, t.size, 16, rows)
-		a.op("DECQ DX")
-	}
-	a.op("JMP  %sloop", l)
-	for p := 0; p < 2; p++ {
-		a.raw("")
-		a.label(fmt.Sprintf("%slast%d", l, p))
-		kq512Block(a, t, rows, 32*p, mn[p])
-		if p == 0 {
-			a.op("JMP %send", l)
+	kqAKLoop(a, kqAQ5K, rows, name, l, func() {
+		a.op("VMOVDQU64 k5m0f<>(SB), Z26")
+		a.op("VMOVDQU64 k5x10<>(SB), Z27")
+		for k := 0; k < 4; k++ {
+			a.op("VMOVDQU64 k5perm%d<>(SB), Z%d", k, 22+k)
 		}
-	}
-	a.raw("")
-	a.label(l + "end")
-	kqARowEnd(a, l+"row", rows)
+	}, func(buf int, mn string) { kq512Block(a, kqAQ5K, rows, buf, mn) })
 }
 
 // kq512Block emits one Q5_K super-block for 1 or 4 activation rows,

@@ -274,17 +274,29 @@ func kqAStore4(a *asm) {
 // accumulators and read the mask from memory.
 func kqAKVec(a *asm, t kqAType, rows int) {
 	name, l := t.name+"VecAVX2", t.name
-	mn := [2]string{"X7", "X11"}
 	if rows == 4 {
 		name, l = t.name+"Vec4AVX2", t.name+"4"
+	}
+	kqAKLoop(a, t, rows, name, l, func() {
+		if rows == 1 {
+			a.op("VMOVDQU kmask0f<>(SB), Y14")
+		}
+	}, func(buf int, mn string) { kqAKBlock(a, t, rows, buf, mn) })
+}
+
+// kqAKLoop emits a Q4_K or Q5_K kernel named name (labels from l) for 1
+// or 4 activation rows, as kqAKVec describes, with setup run after the
+// arguments are loaded and block(buf, mn) emitting one super-block
+// (scales in the stack buffer at buf, mins in mn).
+func kqAKLoop(a *asm, t kqAType, rows int, name, l string, setup func(), block func(buf int, mn string)) {
+	mn := [2]string{"X7", "X11"}
+	if rows == 4 {
 		mn[1] = "X6"
 	}
 	a.raw("// %s: %s weights times %s; the scales of block b+1 are", name, kqAUpper(t.name), kqARows(rows))
 	a.raw("// decoded (into the other stack buffer) before block b's dot products.")
 	kqAPrologue(a, name, rows, 64, true)
-	if rows == 1 {
-		a.op("VMOVDQU kmask0f<>(SB), Y14")
-	}
+	setup()
 	kqARowStart(a, l+"row", rows, true)
 	kqAScales(a, 0, 0, mn[0])
 	a.op("DECQ   DX")
@@ -294,7 +306,7 @@ func kqAKVec(a *asm, t kqAType, rows int) {
 		last := fmt.Sprintf("%slast%d", l, p)
 		a.op("JZ   %s", last)
 		kqAScales(a, t.size, 32*(1-p), mn[1-p])
-		kqAKBlock(a, t, rows, 32*p, mn[p])
+		block(32*p, mn[p])
 		kqANext(a, t.size, 16, rows)
 		a.op("DECQ DX")
 	}
@@ -302,7 +314,7 @@ func kqAKVec(a *asm, t kqAType, rows int) {
 	for p := 0; p < 2; p++ {
 		a.raw("")
 		a.label(fmt.Sprintf("%slast%d", l, p))
-		kqAKBlock(a, t, rows, 32*p, mn[p])
+		block(32*p, mn[p])
 		if p == 0 {
 			a.op("JMP %send", l)
 		}
