@@ -183,12 +183,7 @@ func q8a512(a *asm) {
 	}
 	t.emit(a, "VPADDD")
 	a.op("VMOVDQU32 Z0, (R10)")
-	for _, s := range []struct {
-		reg string
-		n   int
-	}{{"SI", 2048}, {"DI", 512}, {"R9", 512}, {"R8", 64}, {"R10", 64}} {
-		a.op("ADDQ $%d, %s", s.n, s.reg)
-	}
+	q8aAAdvance(a, []q8aAStep{{"SI", 2048}, {"DI", 512}, {"R9", 512}, {"R8", 64}, {"R10", 64}})
 	a.op("DECQ CX")
 	a.op("JNZ q8a512group")
 	a.label("q8a512done")
