@@ -31,10 +31,7 @@ func avx512Kernels() map[tensor.Type]*matKernel {
 	m[tensor.BF16] = withVec(m[tensor.BF16], floatVec(2, bf16At, rowsOf16(bf16VecAVX512, bf16VecAVX2)),
 		floatVec4(2, bf16At, rowsOf6(bf16Vec4AVX512, bf16Vec4AVX2)))
 	withVec8AVX512(m) // vnni8_amd64.go
-	q5k := *m[tensor.Q5_K]
-	q5k.vec = blockVec(176, 308, q5kVecAVX512)
-	q5k.vec4 = blockVec4(176, 308, q5kVec4AVX512)
-	m[tensor.Q5_K] = &q5k
+	m[tensor.Q5_K] = withVec(m[tensor.Q5_K], blockVec(176, 308, q5kVecAVX512), blockVec4(176, 308, q5kVec4AVX512))
 	for _, t := range []tensor.Type{tensor.Q4_0, tensor.Q8_0} {
 		c := *m[t]
 		c.quant = quantQ8a512

@@ -489,7 +489,7 @@ func fold(o []float32, m *float32, l *float64, oc []float32, mc float32, lc floa
 		return
 	}
 	// One of the two factors is exp(0) = 1: call math.Exp for the other
-	// alone (the exponentials were most of a fold's time).
+	// alone (the two exponentials were nearly half of a fold's time).
 	mx, ra, rb := *m, float32(1), float32(1)
 	if mc > mx {
 		mx, ra = mc, float32(math.Exp(float64(*m)-float64(mc)))

@@ -31,15 +31,11 @@ func kq512File() *asm {
 	a.data64("k5x10", splat(0x10))
 	// k5shift: the word shifts of VPSRLVW, 0 for the low nibbles (the low
 	// 32 bytes), 4 for the high ones.
-	var shift [32]byte
-	for i := 16; i < 32; i += 2 {
-		shift[i] = 4
+	shift := make([]byte, 64)
+	for i := 32; i < 64; i += 2 {
+		shift[i] = 4 // the low byte of a little-endian word
 	}
-	var sh64 []byte
-	sh64 = append(sh64, make([]byte, 32)...)
-	sh64 = append(sh64, shift[16:]...)
-	sh64 = append(sh64, shift[16:]...)
-	kqAData(a, "k5shift", sh64)
+	kqAData(a, "k5shift", shift)
 	// k5bits+64k: chunk k's fifth bits, bit 2k of qh in the low 32 bytes
 	// (its low nibbles' sub-block), 2k+1 in the high.
 	var bits []byte
