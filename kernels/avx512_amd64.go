@@ -32,9 +32,12 @@ func avx512Kernels() map[tensor.Type]*matKernel {
 		floatVec4(2, bf16At, rowsOf6(bf16Vec4AVX512, bf16Vec4AVX2)))
 	withVec8AVX512(m) // vnni8_amd64.go
 	m[tensor.Q5_K] = withVec(m[tensor.Q5_K], blockVec(176, 308, q5kVecAVX512), blockVec4(176, 308, q5kVec4AVX512))
-	for _, t := range []tensor.Type{tensor.Q4_0, tensor.Q8_0} {
+	for t, quant := range map[tensor.Type]func([]byte, []float32){
+		tensor.Q4_0: quantQ8a512, tensor.Q8_0: quantQ8a512,
+		tensor.Q4_K: quantQ8ka512, tensor.Q5_K: quantQ8ka512, tensor.Q6_K: quantQ8ka512,
+	} {
 		c := *m[t]
-		c.quant = quantQ8a512
+		c.quant = quant
 		m[t] = &c
 	}
 	// W4A8/W8A8 run packed as Q4_0/Q8_0 (packlayout.go).
@@ -219,3 +222,15 @@ func f16Vec4AVX512(out []float32, ostride int, w []byte, stride, rows, chunks in
 
 //go:noescape
 func bf16Vec4AVX512(out []float32, ostride int, w []byte, stride, rows, chunks int, x []float32, xstride int)
+
+// quantQ8ka512 is quantQ8ka on AVX-512: a ZMM register per group of 16
+// (BenchmarkQuantQ8ka).
+func quantQ8ka512(dst []byte, x []float32) {
+	if len(x)%tensor.QK_K != 0 || len(dst) < len(x)/tensor.QK_K*308 {
+		panic("kernels: bad quantQ8ka arguments")
+	}
+	quantQ8kaAVX512(dst, x)
+}
+
+//go:noescape
+func quantQ8kaAVX512(dst []byte, x []float32)

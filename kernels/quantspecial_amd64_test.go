@@ -68,7 +68,8 @@ func TestQuantActsSpecialValues(t *testing.T) {
 			{"q8ka", quantQ8kaFast, quantQ8ka, len(x) / tensor.QK_K * 308, true},
 		}
 		if supported[tierAVX512] { // the 16 blocks are one group of its kernel
-			qs = append(qs, quantizer{"q8a avx512", quantQ8a512, quantQ8a, len(x) / 32 * 72, false})
+			qs = append(qs, quantizer{"q8a avx512", quantQ8a512, quantQ8a, len(x) / 32 * 72, false},
+				quantizer{"q8ka avx512", quantQ8ka512, quantQ8ka, len(x) / tensor.QK_K * 308, true})
 		}
 		for _, q := range qs {
 			if !q.nan && slices.ContainsFunc(x, func(v float32) bool { return v != v }) {
@@ -95,48 +96,64 @@ func pick(c bool, a, b float32) float32 {
 	return b
 }
 
-// TestQuantQ8a512Widths: the AVX-512 q8a quantizer writes quantQ8a's
-// bytes for rows of whole groups of 16 blocks and, through the AVX2
-// kernel, for the other widths, with magnitudes that vary from block to
-// block.
-func TestQuantQ8a512Widths(t *testing.T) {
+// TestQuant512Widths: the AVX-512 quantizers write their Go twins'
+// bytes for rows of many widths (q8a: whole groups of 16 blocks in its
+// kernel, the other widths through the AVX2 kernel), with magnitudes
+// that vary from block to block.
+func TestQuant512Widths(t *testing.T) {
 	if !supported[tierAVX512] {
-		t.Skip("no AVX-512 on this CPU: quantQ8aAVX512 not run")
+		t.Skip("no AVX-512 on this CPU: quantQ8aAVX512 and quantQ8kaAVX512 not run")
 	}
 	rng := rand.New(rand.NewPCG(5, 6))
-	for _, n := range []int{32, 480, 512, 544, 1024, 2048, 6144, 6176} {
-		x := make([]float32, n)
-		for i := range x {
-			x[i] = float32(rng.NormFloat64()) * float32(math.Pow(10, float64(i/32%9-4)))
-		}
-		got, want := make([]byte, n/32*72), make([]byte, n/32*72)
-		quantQ8a512(got, x)
-		quantQ8a(want, x)
-		if !bytes.Equal(got, want) {
-			i := 0
-			for got[i] == want[i] {
-				i++
+	for _, q := range []struct {
+		name       string
+		fast, twin func([]byte, []float32)
+		block      int
+		bytes      func(int) int
+	}{
+		{"q8a", quantQ8a512, quantQ8a, 32, func(n int) int { return n / 32 * 72 }},
+		{"q8ka", quantQ8ka512, quantQ8ka, tensor.QK_K, func(n int) int { return n / tensor.QK_K * 308 }},
+	} {
+		for _, n := range []int{32, 256, 480, 512, 544, 1024, 2048, 6144, 6176} {
+			if n%q.block != 0 {
+				continue
 			}
-			t.Errorf("%d floats: byte %d of %d: assembly %#x, Go %#x", n, i, len(got), got[i], want[i])
+			x := make([]float32, n)
+			for i := range x {
+				x[i] = float32(rng.NormFloat64()) * float32(math.Pow(10, float64(i/32%9-4)))
+			}
+			got, want := make([]byte, q.bytes(n)), make([]byte, q.bytes(n))
+			q.fast(got, x)
+			q.twin(want, x)
+			if !bytes.Equal(got, want) {
+				i := 0
+				for got[i] == want[i] {
+					i++
+				}
+				t.Errorf("%s, %d floats: byte %d of %d: assembly %#x, Go %#x", q.name, n, i, len(got), got[i], want[i])
+			}
 		}
 	}
 }
 
-// BenchmarkQuantQ8a quantizes one 2048-float activation row (the
-// Qwen3-1.7B width) to q8a with the AVX2 and, where the CPU has it, the
-// AVX-512 kernel.
-func BenchmarkQuantQ8a(b *testing.B) {
+// BenchmarkQuant quantizes one 2048-float activation row (the
+// Qwen3-1.7B width) to q8a and to q8ka with the AVX2 and, where the CPU
+// has it, the AVX-512 kernel.
+func BenchmarkQuant(b *testing.B) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	x := make([]float32, 2048)
 	for i := range x {
 		x[i] = float32(rng.NormFloat64())
 	}
-	dst := make([]byte, q8aBytes(len(x)))
+	dst := make([]byte, max(q8aBytes(len(x)), q8kaBytes(len(x))))
 	for _, q := range []struct {
 		name string
 		f    func([]byte, []float32)
 		tier tier
-	}{{"avx2", quantQ8aFast, tierAVX2}, {"avx512", quantQ8a512, tierAVX512}} {
+	}{
+		{"q8a/avx2", quantQ8aFast, tierAVX2}, {"q8a/avx512", quantQ8a512, tierAVX512},
+		{"q8ka/avx2", quantQ8kaFast, tierAVX2}, {"q8ka/avx512", quantQ8ka512, tierAVX512},
+	} {
 		b.Run(q.name, func(b *testing.B) {
 			if !supported[q.tier] {
 				b.Skip("not on this CPU")

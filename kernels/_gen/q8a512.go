@@ -19,7 +19,8 @@ func q8a512File() *asm {
 	a := &asm{}
 	a.b.WriteString(header)
 	a.raw(`
-// quantQ8a for whole groups of 16 blocks of 32 on AVX-512 (q8a512.go).
+// quantQ8a for whole groups of 16 blocks of 32, and quantQ8ka, on AVX-512
+// (q8a512.go).
 `)
 	a.dwords64("zqabs", func(int) uint32 { return 0x7fffffff })
 	a.dwords64("zqsign", func(int) uint32 { return 0x80000000 })
@@ -31,6 +32,7 @@ func q8a512File() *asm {
 	a.dwords64("zqone", func(int) uint32 { return 0x3f800000 })
 	a.data("zqbytes8", splat(8))
 	q8a512(a)
+	q8ka512(a)
 	return a
 }
 
@@ -189,4 +191,127 @@ func q8a512(a *asm) {
 	a.label("q8a512done")
 	a.op("VZEROUPPER")
 	a.op("RET")
+}
+
+// q8ka512 emits quantQ8kaAVX512(dst []byte, x []float32): quantQ8ka for
+// the len(x)/256 super-blocks of x in the q8ka layout of actlayout.go (nb
+// super-blocks: the quants at dst, d at 256nb, the int16 sums of 16 at
+// 260nb, those of 32 at 292nb), as quantQ8kaAVX2 with a ZMM register per
+// group of 16: the first element of largest magnitude maxv (NaN skipped)
+// gives iscale = -127/maxv and d = 1/iscale; q = nearest_int(iscale*x)
+// by VCVTPS2DQ (nearest even); VPMOVDB keeps the low byte, 0 for the
+// 0x80000000 of an infinite or NaN product, as the Go twin's nearestInt
+// gives; the sixteen sums of 16 are summed from those bytes by q8aTree.
+// Registers: SI x, DI quants, R8 d, R9 sums of 16, R10 sums of 32, CX
+// super-blocks left; Z24 iscale, Z25 zero, Z30 zqabs.
+func q8ka512(a *asm) {
+	t := newQ8aTree()
+	a.raw("// func quantQ8kaAVX512(dst []byte, x []float32)")
+	a.raw("TEXT ·quantQ8kaAVX512(SB), NOSPLIT, $0-48")
+	a.op("MOVQ dst_base+0(FP), DI")
+	a.op("MOVQ x_base+24(FP), SI")
+	a.op("MOVQ x_len+32(FP), CX")
+	a.op("SHRQ $8, CX")
+	a.op("JZ q8ka512done")
+	a.op("MOVQ CX, AX")
+	a.op("SHLQ $8, AX")
+	a.op("LEAQ (DI)(AX*1), R8  // d")
+	a.op("LEAQ (R8)(CX*4), R9  // sums of 16")
+	a.op("MOVQ CX, AX")
+	a.op("SHLQ $5, AX")
+	a.op("LEAQ (R9)(AX*1), R10 // sums of 32")
+	a.op("VPXORD Z25, Z25, Z25")
+	a.op("VMOVDQU32 zqabs<>(SB), Z30")
+	a.label("q8ka512blk")
+	// amax: four running maxima, each second in VMAXPS (which returns
+	// its second source when either is NaN) so no NaN enters them.
+	for i := 0; i < 4; i++ {
+		a.op("VPXORD Z%d, Z%d, Z%d", i, i, i)
+	}
+	for g := 0; g < 16; g++ {
+		a.op("VPANDD %d(SI), Z30, Z%d", 64*g, 4+g%4)
+		a.op("VMAXPS Z%d, Z%d, Z%d", g%4, 4+g%4, g%4)
+	}
+	a.op("VMAXPS Z1, Z0, Z0")
+	a.op("VMAXPS Z3, Z2, Z2")
+	a.op("VMAXPS Z2, Z0, Z0")
+	a.op("VEXTRACTF64X4 $1, Z0, Y1")
+	a.op("VMAXPS Y1, Y0, Y0")
+	a.op("VEXTRACTF128 $1, Y0, X1")
+	a.op("VMAXPS X1, X0, X0")
+	a.op("VPERMILPS $0x4e, X0, X1")
+	a.op("VMAXPS X1, X0, X0")
+	a.op("VPERMILPS $0xb1, X0, X1")
+	a.op("VMAXPS X1, X0, X0")
+	a.op("VXORPS X1, X1, X1")
+	a.op("VUCOMISS X1, X0")
+	a.op("JEQ q8ka512zero")
+	// maxv: the first element whose magnitude is amax.
+	a.op("VBROADCASTSS X0, Z1")
+	a.op("XORQ BX, BX")
+	a.label("q8ka512find")
+	a.op("VPANDD (SI)(BX*1), Z30, Z2")
+	a.op("VCMPPS $0, Z1, Z2, K1")
+	a.op("KMOVW K1, AX")
+	a.op("TESTL AX, AX")
+	a.op("JNZ q8ka512found")
+	a.op("ADDQ $64, BX")
+	a.op("CMPQ BX, $1024")
+	a.op("JNE q8ka512find")
+	a.op("JMP q8ka512scale") // none (cannot happen): amax itself, as the AVX2 kernel
+	a.label("q8ka512found")
+	a.op("BSFL AX, AX")
+	a.op("LEAQ (BX)(AX*4), BX")
+	a.op("VMOVSS (SI)(BX*1), X0")
+	a.label("q8ka512scale")
+	a.op("MOVL $0xc2fe0000, AX // -127")
+	a.op("VMOVD AX, X2")
+	a.op("VDIVSS X0, X2, X2 // iscale = -127/maxv")
+	a.op("MOVL $0x3f800000, AX // 1")
+	a.op("VMOVD AX, X3")
+	a.op("VDIVSS X2, X3, X3 // d = 1/iscale")
+	a.op("VMOVSS X3, (R8)")
+	a.op("VBROADCASTSS X2, Z24")
+	// Quantize each group of 16 into the register the tree wants it
+	// in, its bytes gathered four groups to a 64-byte store, and widened
+	// back for the sums.
+	for g := 0; g < 16; g++ {
+		r := t.slot[g]
+		st, q := 20+g/4, 18
+		if g%4 == 0 {
+			q = st
+		}
+		a.op("VMULPS %d(SI), Z24, Z%d", 64*g, r)
+		a.op("VCVTPS2DQ Z%d, Z%d", r, r)
+		a.op("VPMOVDB Z%d, X%d", r, q)
+		a.op("VPMOVSXBD X%d, Z%d", q, r)
+		if g%4 != 0 {
+			a.op("VINSERTI32X4 $%d, X18, Z%d, Z%d", g%4, st, st)
+		}
+		if g%4 == 3 {
+			a.op("VMOVDQU64 Z%d, %d(DI)", st, 64*(g/4))
+		}
+	}
+	t.emit(a, "VPADDD")
+	a.op("VPMOVDW Z0, (R9)")
+	a.op("VPSRLQ $32, Z0, Z1")
+	a.op("VPADDD Z1, Z0, Z1 // pair sums in the low half of each qword")
+	a.op("VPMOVQW Z1, (R10)")
+	a.label("q8ka512next")
+	q8aAAdvance(a, []q8aAStep{{"SI", 1024}, {"DI", 256}, {"R8", 4}, {"R9", 32}, {"R10", 16}})
+	a.op("DECQ CX")
+	a.op("JNZ q8ka512blk")
+	a.label("q8ka512done")
+	a.op("VZEROUPPER")
+	a.op("RET")
+	a.raw("")
+	// An all-zero (or all-NaN) super-block: zero quants, d and sums.
+	a.label("q8ka512zero")
+	for i := 0; i < 4; i++ {
+		a.op("VMOVDQU64 Z25, %d(DI)", 64*i)
+	}
+	a.op("MOVL $0, (R8)")
+	a.op("VMOVDQU32 Y25, (R9)")
+	a.op("VMOVDQU32 X25, (R10)")
+	a.op("JMP q8ka512next")
 }
