@@ -74,6 +74,7 @@ func opsFile() *asm {
 	unary(a, "sigmoidAVX2", false, func(a *asm) { silu(a, true) })
 	expSub(a)
 	expSub512(a)
+	unary512(a, "siluMulAVX512", silu512)
 	maxPS(a)
 	sumSq(a)
 	scaleMul(a)
@@ -294,26 +295,75 @@ func expSubStep512(a *asm) {
 	twoSum(a, "Z")
 	a.op("VCMPPS $7, Z3, Z3, K3") // err is not NaN (infinite operands)
 	a.op("VMOVAPS.Z Z3, K3, Z3")
-	// exp(Z1) into Z5, as exp.
-	a.op("VBROADCASTSS oexplo<>(SB), Z6")
-	a.op("VCMPPS $1, Z6, Z1, K1") // in < lo
-	a.op("VMAXPS Z1, Z6, Z6")     // max(lo, in), NaN kept
-	a.op("VMULPS.BCST olog2e<>(SB), Z6, Z8")
-	a.op("VRNDSCALEPS $8, Z8, Z8") // n
-	a.op("VFNMADD231PS.BCST oln2hi<>(SB), Z8, Z6")
-	a.op("VFNMADD231PS.BCST oln2lo<>(SB), Z8, Z6") // r
-	a.op("VCVTPS2DQ Z8, Z8")
-	a.op("VPSLLD $23, Z8, Z8")
-	a.op("VPADDD.BCST oone<>(SB), Z8, Z8") // 2^n
-	n := len(expCoef) - 1
-	a.op("VBROADCASTSS oexp%d<>(SB), Z5", n)
-	for i := n - 1; i >= 0; i-- {
-		a.op("VFMADD213PS.BCST oexp%d<>(SB), Z6, Z5", i)
-	}
-	a.op("VMULPS Z8, Z5, Z5")
-	a.op("KNOTW K1, K2")
-	a.op("VMOVAPS.Z Z5, K2, Z5")
+	exp512(a, "Z1", "Z5", "Z6", "Z8")
 	a.op("VFMADD231PS Z3, Z5, Z5")
+}
+
+// exp512 is exp on sixteen lanes: out = e^in, 0 below -87.33654, NaN for
+// NaN, for in <= 0, each lane through exp's operations (VRNDSCALEPS $8
+// rounds as VROUNDPS $8; masks replace the compare-and-AND), so its bits.
+// ta, tc are scratch, and K1, K2.
+func exp512(a *asm, in, out, ta, tc string) {
+	a.op("VBROADCASTSS oexplo<>(SB), %s", ta)
+	a.op("VCMPPS $1, %s, %s, K1", ta, in) // in < lo
+	a.op("VMAXPS %s, %s, %s", in, ta, ta) // max(lo, in), NaN kept
+	a.op("VMULPS.BCST olog2e<>(SB), %s, %s", ta, tc)
+	a.op("VRNDSCALEPS $8, %s, %s", tc, tc) // n
+	a.op("VFNMADD231PS.BCST oln2hi<>(SB), %s, %s", tc, ta)
+	a.op("VFNMADD231PS.BCST oln2lo<>(SB), %s, %s", tc, ta) // r
+	a.op("VCVTPS2DQ %s, %s", tc, tc)
+	a.op("VPSLLD $23, %s, %s", tc, tc)
+	a.op("VPADDD.BCST oone<>(SB), %s, %s", tc, tc) // 2^n
+	n := len(expCoef) - 1
+	a.op("VBROADCASTSS oexp%d<>(SB), %s", n, out)
+	for i := n - 1; i >= 0; i-- {
+		a.op("VFMADD213PS.BCST oexp%d<>(SB), %s, %s", i, ta, out)
+	}
+	a.op("VMULPS %s, %s, %s", tc, out, out)
+	a.op("KNOTW K1, K2")
+	a.op("VMOVAPS.Z %s, K2, %s", out, out)
+}
+
+// silu512 is silu (not sigmoid) on Z0, sixteen lanes, each through silu's
+// operations (the blend by x's sign bit a mask from VPTESTMD), so its
+// bits. VPANDD and VPXORD for the sign: VANDPS and VXORPS on ZMM need
+// AVX512DQ, which the tier does not require.
+func silu512(a *asm) {
+	a.op("VPANDD.BCST oabs<>(SB), Z0, Z1")
+	a.op("VPXORD.BCST osign<>(SB), Z1, Z1") // -|x|
+	exp512(a, "Z1", "Z2", "Z5", "Z7")
+	a.op("VADDPS.BCST oone<>(SB), Z2, Z3")
+	a.op("VBROADCASTSS oone<>(SB), Z4")
+	a.op("VPTESTMD.BCST osign<>(SB), Z0, K3")
+	a.op("VMOVAPS Z2, K3, Z4") // numerator: e where x's sign bit is set
+	a.op("VMULPS Z4, Z0, Z4")
+	a.op("VDIVPS Z3, Z4, Z0")
+}
+
+// unary512 emits func name(x, y []float32) (x = f(x)*y) over len(x)/16
+// chunks of 16.
+func unary512(a *asm, name string, body func(*asm)) {
+	l := name
+	a.raw("// func %s(x, y []float32)", name)
+	a.raw("TEXT ·%s(SB), NOSPLIT, $0-48", name)
+	a.op("MOVQ y_base+24(FP), DI")
+	a.op("MOVQ x_base+0(FP), SI")
+	a.op("MOVQ x_len+8(FP), CX")
+	a.op("SHRQ $4, CX")
+	a.op("JZ %sdone", l)
+	a.label(l + "loop")
+	a.op("VMOVUPS (SI), Z0")
+	body(a)
+	a.op("VMULPS (DI), Z0, Z0")
+	a.op("VMOVUPS Z0, (SI)")
+	a.op("ADDQ $64, SI")
+	a.op("ADDQ $64, DI")
+	a.op("DECQ CX")
+	a.op("JNZ %sloop", l)
+	a.label(l + "done")
+	a.op("VZEROUPPER")
+	a.op("RET")
+	a.raw("")
 }
 
 // hsumPD leaves in X12 the sum Y12+Y13 of four doubles each, as
