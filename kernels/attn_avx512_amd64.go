@@ -194,7 +194,7 @@ func axpyRowsHeadsQ8AVX512(y []float32, ystride, hy, m, width int, p []float32, 
 
 // avx512VecKernels is the AVX-512 tier's table of vector operations: the
 // AVX2 tier's with the attention kernels, softmax's exponentials and the
-// gated feed-forward's SiLU product replaced.
+// gated feed-forwards' SiLU and GELU products replaced.
 func avx512VecKernels(base *vecKernels) *vecKernels {
 	v := *base
 	v.dotRowsMulti, v.axpyRowsMulti = dotRowsMultiAVX512, axpyRowsMultiAVX512
@@ -206,7 +206,7 @@ func avx512VecKernels(base *vecKernels) *vecKernels {
 	v.dotRowsPairedF16 = dotRowsPairedF16AVX512
 	v.wideF16Attend = true
 	v.expMax = expMaxAVX512
-	v.siluMul = siluMulAVX512Row
+	v.siluMul, v.geluErfMul = siluMulAVX512Row, geluErfMulAVX512Row
 	return &v
 }
 

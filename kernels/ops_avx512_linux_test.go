@@ -31,17 +31,19 @@ func TestExpMaxAVX512Guarded(t *testing.T) {
 	}
 }
 
-// TestSiLUMulAVX512SameBits: the AVX-512 SiLU product gives the AVX2
-// tier's bits for every length (the multiples of 16 in its kernel, the
-// rest through the AVX2 one) and for NaN, infinities, signed zeros,
-// subnormals and values around exp's lower limit.
-func TestSiLUMulAVX512SameBits(t *testing.T) {
+// TestGatedAVX512SameBits: the AVX-512 SiLU and GELU products give the
+// AVX2 tier's bits for every length (the multiples of 16 in their
+// kernels, the rest through the AVX2 ones) and for NaN, infinities,
+// signed zeros, subnormals, values around exp's lower limit and GELU's
+// thresholds.
+func TestGatedAVX512SameBits(t *testing.T) {
 	if !supported[tierAVX512] {
 		t.Skip("this CPU or build has no AVX-512 F/BW/VL + VNNI: the avx512 tier is not tested here")
 	}
 	special := []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)), 0,
 		float32(math.Copysign(0, -1)), math.SmallestNonzeroFloat32, -math.SmallestNonzeroFloat32,
-		87.33654, -87.33654, 87.4, -87.4, 88.8, -88.8, 1e30, -1e30, math.MaxFloat32, -math.MaxFloat32}
+		87.33654, -87.33654, 87.4, -87.4, 88.8, -88.8, 1e30, -1e30, math.MaxFloat32, -math.MaxFloat32,
+		1.06066, -1.06066, 6.3639, -6.3639, 13.2, -13.2}
 	rng := rand.New(rand.NewPCG(9, 10))
 	for _, n := range []int{1, 7, 8, 15, 16, 17, 24, 31, 32, 33, 40, 2048, 6144 + 9} {
 		x := make([]float32, n)
@@ -56,13 +58,18 @@ func TestSiLUMulAVX512SameBits(t *testing.T) {
 		if n >= 16 {
 			copy(x, special) // every special value in the kernel's lanes
 		}
-		want := slices.Clone(x)
-		siluMulAVX2Row(want, y)
-		got := slices.Clone(x)
-		siluMulAVX512Row(got, y)
-		for i := range got {
-			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-				t.Fatalf("n %d, element %d (x %v): avx512 %v (%#x), avx2 %v (%#x)", n, i, x[i], got[i], math.Float32bits(got[i]), want[i], math.Float32bits(want[i]))
+		for _, f := range []struct {
+			name         string
+			avx2, avx512 func(x, y []float32)
+		}{{"SiLUMul", siluMulAVX2Row, siluMulAVX512Row}, {"GELUErfMul", geluErfMulAVX2Row, geluErfMulAVX512Row}} {
+			want := slices.Clone(x)
+			f.avx2(want, y)
+			got := slices.Clone(x)
+			f.avx512(got, y)
+			for i := range got {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("%s, n %d, element %d (x %v): avx512 %v (%#x), avx2 %v (%#x)", f.name, n, i, x[i], got[i], math.Float32bits(got[i]), want[i], math.Float32bits(want[i]))
+				}
 			}
 		}
 	}

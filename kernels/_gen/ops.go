@@ -75,6 +75,7 @@ func opsFile() *asm {
 	expSub(a)
 	expSub512(a)
 	unary512(a, "siluMulAVX512", silu512)
+	unary512(a, "geluMulAVX512", gelu512)
 	maxPS(a)
 	sumSq(a)
 	scaleMul(a)
@@ -338,6 +339,44 @@ func silu512(a *asm) {
 	a.op("VMOVAPS Z2, K3, Z4") // numerator: e where x's sign bit is set
 	a.op("VMULPS Z4, Z0, Z4")
 	a.op("VDIVPS Z3, Z4, Z0")
+}
+
+// horner512 is horner on sixteen lanes (coefficients broadcast).
+func horner512(a *asm, name string, n int, u, acc string) {
+	a.op("VBROADCASTSS %s%d<>(SB), %s", name, n, acc)
+	for i := n - 1; i >= 0; i-- {
+		a.op("VFMADD213PS.BCST %s%d<>(SB), %s, %s", name, i, u, acc)
+	}
+}
+
+// gelu512 is gelu on Z0, sixteen lanes, each through gelu's operations
+// (its blends masks), so its bits.
+func gelu512(a *asm) {
+	a.op("VPANDD.BCST oabs<>(SB), Z0, Z1")
+	a.op("VMULPS.BCST orsqrt2<>(SB), Z1, Z2") // z
+	a.op("VMULPS Z2, Z2, Z3")                 // s = z^2
+	horner512(a, "oerf", len(erfCoef)-1, "Z3", "Z4")
+	a.op("VMULPS Z4, Z2, Z4")
+	a.op("VMULPS.BCST ohalf<>(SB), Z1, Z5")
+	a.op("VMULPS.BCST ohalf<>(SB), Z0, Z6")
+	a.op("VFMADD231PS Z4, Z5, Z6") // small-|x| result
+	a.op("VMINPS.BCST ozmax<>(SB), Z2, Z4")
+	a.op("VBROADCASTSS ogscale<>(SB), Z5")
+	a.op("VFMADD213PS.BCST ogoff<>(SB), Z4, Z5") // u
+	horner512(a, "oerfcx", len(erfcxCoef)-1, "Z5", "Z7")
+	a.op("VPXORD.BCST osign<>(SB), Z3, Z8") // -z^2
+	exp512(a, "Z8", "Z9", "Z10", "Z12")
+	a.op("VMULPS Z7, Z9, Z9")
+	a.op("VMULPS.BCST ohalf<>(SB), Z9, Z9") // E
+	a.op("VMULPS Z9, Z0, Z10")              // x*E
+	a.op("VBROADCASTSS oone<>(SB), Z11")
+	a.op("VSUBPS Z9, Z11, Z11")
+	a.op("VMULPS Z11, Z0, Z11") // x*(1-E)
+	a.op("VPTESTMD.BCST osign<>(SB), Z0, K3")
+	a.op("VMOVAPS Z10, K3, Z11") // by the sign of x
+	a.op("VCMPPS.BCST $1, ogeluT<>(SB), Z2, K4")
+	a.op("VMOVAPS Z11, Z0")
+	a.op("VMOVAPS Z6, K4, Z0")
 }
 
 // unary512 emits func name(x, y []float32) (x = f(x)*y) over len(x)/16
