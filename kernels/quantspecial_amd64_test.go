@@ -3,7 +3,6 @@
 package kernels
 
 import (
-	"bytes"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -78,11 +77,7 @@ func TestQuantActsSpecialValues(t *testing.T) {
 			got, want := make([]byte, q.bytes), make([]byte, q.bytes)
 			q.fast(got, x)
 			q.twin(want, x)
-			if !bytes.Equal(got, want) {
-				i := 0
-				for got[i] == want[i] {
-					i++
-				}
+			if i := firstByteDiff(got, want); i >= 0 {
 				t.Errorf("%s, %s: byte %d of %d: assembly %#x, Go %#x", name, q.name, i, q.bytes, got[i], want[i])
 			}
 		}
@@ -125,11 +120,7 @@ func TestQuant512Widths(t *testing.T) {
 			got, want := make([]byte, q.bytes(n)), make([]byte, q.bytes(n))
 			q.fast(got, x)
 			q.twin(want, x)
-			if !bytes.Equal(got, want) {
-				i := 0
-				for got[i] == want[i] {
-					i++
-				}
+			if i := firstByteDiff(got, want); i >= 0 {
 				t.Errorf("%s, %d floats: byte %d of %d: assembly %#x, Go %#x", q.name, n, i, len(got), got[i], want[i])
 			}
 		}

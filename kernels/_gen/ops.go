@@ -67,15 +67,16 @@ func opsFile() *asm {
 		a.data(fmt.Sprintf("oerfcx%d", i), splatF(c))
 	}
 
-	unary(a, "geluAVX2", false, gelu)
-	unary(a, "geluMulAVX2", true, gelu)
-	unary(a, "siluAVX2", false, func(a *asm) { silu(a, false) })
-	unary(a, "siluMulAVX2", true, func(a *asm) { silu(a, false) })
-	unary(a, "sigmoidAVX2", false, func(a *asm) { silu(a, true) })
+	siluOnly := func(a *asm, v vec) { silu(a, v, false) }
+	unary(a, ymm, "geluAVX2", false, gelu)
+	unary(a, ymm, "geluMulAVX2", true, gelu)
+	unary(a, ymm, "siluAVX2", false, siluOnly)
+	unary(a, ymm, "siluMulAVX2", true, siluOnly)
+	unary(a, ymm, "sigmoidAVX2", false, func(a *asm, v vec) { silu(a, v, true) })
 	expSub(a)
 	expSub512(a)
-	unary512(a, "siluMulAVX512", silu512)
-	unary512(a, "geluMulAVX512", gelu512)
+	unary(a, zmm, "siluMulAVX512", true, siluOnly)
+	unary(a, zmm, "geluMulAVX512", true, gelu)
 	maxPS(a)
 	sumSq(a)
 	scaleMul(a)
@@ -84,82 +85,168 @@ func opsFile() *asm {
 	return a
 }
 
+// vec is the register width the activations' steps are emitted for: Y
+// registers (AVX2: constants as 32-byte memory operands, blends by
+// VBLENDVPS) or Z (AVX-512: constants broadcast from their first lane,
+// blends under masks). Each element takes the same operations either
+// way, so the two widths give the same bits.
+type vec struct{ wide bool }
+
+var (
+	ymm = vec{false}
+	zmm = vec{true}
+)
+
+func (v vec) reg(i int) string {
+	if v.wide {
+		return fmt.Sprintf("Z%d", i)
+	}
+	return fmt.Sprintf("Y%d", i)
+}
+
+// mem emits op c, src, dst with the constant c as its memory operand.
+func (v vec) mem(a *asm, op, c, src, dst string) {
+	if v.wide {
+		op += ".BCST"
+	}
+	a.op("%s %s<>(SB), %s, %s", op, c, src, dst)
+}
+
+// bits emits VANDPS or VXORPS of the constant c (on Z registers VPANDD or
+// VPXORD: the PS forms need AVX512DQ, which the avx512 tier does not
+// require).
+func (v vec) bits(a *asm, op, c, src, dst string) {
+	if v.wide {
+		op = map[string]string{"VANDPS": "VPANDD", "VXORPS": "VPXORD"}[op]
+	}
+	v.mem(a, op, c, src, dst)
+}
+
+// load sets dst to the constant c.
+func (v vec) load(a *asm, c, dst string) {
+	if v.wide {
+		a.op("VBROADCASTSS %s<>(SB), %s", c, dst)
+	} else {
+		a.op("VMOVUPS %s<>(SB), %s", c, dst)
+	}
+}
+
+// bySign sets dst to neg in the lanes where x's sign bit is set (K3 on Z
+// registers).
+func (v vec) bySign(a *asm, x, neg, dst string) {
+	if v.wide {
+		a.op("VPTESTMD.BCST osign<>(SB), %s, K3", x)
+		a.op("VMOVAPS %s, K3, %s", neg, dst)
+	} else {
+		a.op("VBLENDVPS %s, %s, %s, %s", x, neg, dst, dst)
+	}
+}
+
+// ifLess sets dst to lt where x < c and to ge elsewhere (tmp the mask on
+// Y registers, K4 on Z).
+func (v vec) ifLess(a *asm, x, c, lt, ge, dst, tmp string) {
+	if v.wide {
+		a.op("VCMPPS.BCST $1, %s<>(SB), %s, K4", c, x)
+		a.op("VMOVAPS %s, %s", ge, dst)
+		a.op("VMOVAPS %s, K4, %s", lt, dst)
+	} else {
+		a.op("VCMPPS $1, %s<>(SB), %s, %s", c, x, tmp)
+		a.op("VBLENDVPS %s, %s, %s, %s", tmp, lt, ge, dst)
+	}
+}
+
 // horner leaves in acc the polynomial with coefficients name0..nameN
 // (memory) at the value in u: acc = c[n]; acc = acc*u + c[i].
-func horner(a *asm, name string, n int, u, acc string) {
-	a.op("VMOVUPS %s%d<>(SB), %s", name, n, acc)
+func horner(a *asm, v vec, name string, n int, u, acc string) {
+	v.load(a, fmt.Sprintf("%s%d", name, n), acc)
 	for i := n - 1; i >= 0; i-- {
-		a.op("VFMADD213PS %s%d<>(SB), %s, %s", name, i, u, acc)
+		v.mem(a, "VFMADD213PS", fmt.Sprintf("%s%d", name, i), u, acc)
 	}
 }
 
 // exp sets out = e^in: 0 below -87.33654 (where e^in would not be a
 // normal float), NaN for NaN; in must be <= 0 (no overflow check). ta,
-// tb, tc are scratch (distinct from in and out).
-func exp(a *asm, in, out, ta, tb, tc string) {
-	a.op("VMOVUPS oexplo<>(SB), %s", ta)
-	a.op("VCMPPS $1, %s, %s, %s", ta, in, tb) // in < lo
+// tb, tc are scratch (distinct from in and out; on Z registers K1 and K2
+// stand for tb, which may be ""). VRNDSCALEPS $8 rounds as VROUNDPS $8.
+func exp(a *asm, v vec, in, out, ta, tb, tc string) {
+	lo := tb
+	if v.wide {
+		lo = "K1"
+	}
+	v.load(a, "oexplo", ta)
+	a.op("VCMPPS $1, %s, %s, %s", ta, in, lo) // in < lo
 	a.op("VMAXPS %s, %s, %s", in, ta, ta)     // max(lo, in), NaN kept
-	a.op("VMULPS olog2e<>(SB), %s, %s", ta, tc)
-	a.op("VROUNDPS $8, %s, %s", tc, tc) // n
-	a.op("VFNMADD231PS oln2hi<>(SB), %s, %s", tc, ta)
-	a.op("VFNMADD231PS oln2lo<>(SB), %s, %s", tc, ta) // r
+	v.mem(a, "VMULPS", "olog2e", ta, tc)
+	if v.wide {
+		a.op("VRNDSCALEPS $8, %s, %s", tc, tc)
+	} else {
+		a.op("VROUNDPS $8, %s, %s", tc, tc) // n
+	}
+	v.mem(a, "VFNMADD231PS", "oln2hi", tc, ta)
+	v.mem(a, "VFNMADD231PS", "oln2lo", tc, ta) // r
 	a.op("VCVTPS2DQ %s, %s", tc, tc)
 	a.op("VPSLLD $23, %s, %s", tc, tc)
-	a.op("VPADDD oone<>(SB), %s, %s", tc, tc) // 2^n
-	horner(a, "oexp", len(expCoef)-1, ta, out)
+	v.mem(a, "VPADDD", "oone", tc, tc) // 2^n
+	horner(a, v, "oexp", len(expCoef)-1, ta, out)
 	a.op("VMULPS %s, %s, %s", tc, out, out)
-	a.op("VANDNPS %s, %s, %s", out, tb, out)
-}
-
-// gelu: Y0 = GELU(Y0) = x*Phi(x). For |x|/sqrt2 = z < 0.75, Phi = 0.5 +
-// 0.5*sign(x)*erf(z), erf(z) = z*P(z^2), computed as 0.5x + 0.5|x|*zP;
-// otherwise E = 0.5*erfc(z) = 0.5*e^(-z^2)*G(z) (G ~ erfcx, z clamped to
-// 4.5, beyond which E < 1e-10) and GELU = x(1-E) for x >= 0, x*E below.
-func gelu(a *asm) {
-	a.op("VANDPS oabs<>(SB), Y0, Y1")
-	a.op("VMULPS orsqrt2<>(SB), Y1, Y2") // z
-	a.op("VMULPS Y2, Y2, Y3")            // s = z^2
-	horner(a, "oerf", len(erfCoef)-1, "Y3", "Y4")
-	a.op("VMULPS Y4, Y2, Y4")
-	a.op("VMULPS ohalf<>(SB), Y1, Y5")
-	a.op("VMULPS ohalf<>(SB), Y0, Y6")
-	a.op("VFMADD231PS Y4, Y5, Y6") // small-|x| result
-	a.op("VMINPS ozmax<>(SB), Y2, Y4")
-	a.op("VMOVUPS ogscale<>(SB), Y5")
-	a.op("VFMADD213PS ogoff<>(SB), Y4, Y5") // u
-	horner(a, "oerfcx", len(erfcxCoef)-1, "Y5", "Y7")
-	a.op("VXORPS osign<>(SB), Y3, Y8") // -z^2
-	exp(a, "Y8", "Y9", "Y10", "Y11", "Y12")
-	a.op("VMULPS Y7, Y9, Y9")
-	a.op("VMULPS ohalf<>(SB), Y9, Y9") // E
-	a.op("VMULPS Y9, Y0, Y10")         // x*E
-	a.op("VMOVUPS oone<>(SB), Y11")
-	a.op("VSUBPS Y9, Y11, Y11")
-	a.op("VMULPS Y11, Y0, Y11")         // x*(1-E)
-	a.op("VBLENDVPS Y0, Y10, Y11, Y11") // by the sign of x
-	a.op("VCMPPS $1, ogeluT<>(SB), Y2, Y4")
-	a.op("VBLENDVPS Y4, Y6, Y11, Y0")
-}
-
-// silu: Y0 = x*sigmoid(x) (or sigmoid(x)) with e = e^-|x| (never
-// overflows): sigmoid = 1/(1+e) for x >= 0, e/(1+e) below.
-func silu(a *asm, sigmoid bool) {
-	a.op("VANDPS oabs<>(SB), Y0, Y1")
-	a.op("VXORPS osign<>(SB), Y1, Y1")
-	exp(a, "Y1", "Y2", "Y5", "Y6", "Y7")
-	a.op("VADDPS oone<>(SB), Y2, Y3")
-	a.op("VMOVUPS oone<>(SB), Y4")
-	a.op("VBLENDVPS Y0, Y2, Y4, Y4") // numerator
-	if !sigmoid {
-		a.op("VMULPS Y4, Y0, Y4")
+	if v.wide {
+		a.op("KNOTW K1, K2")
+		a.op("VMOVAPS.Z %s, K2, %s", out, out)
+	} else {
+		a.op("VANDNPS %s, %s, %s", out, tb, out)
 	}
-	a.op("VDIVPS Y3, Y4, Y0")
+}
+
+// gelu: register 0 = GELU(x) = x*Phi(x). For |x|/sqrt2 = z < 0.75, Phi =
+// 0.5 + 0.5*sign(x)*erf(z), erf(z) = z*P(z^2), computed as 0.5x +
+// 0.5|x|*zP; otherwise E = 0.5*erfc(z) = 0.5*e^(-z^2)*G(z) (G ~ erfcx, z
+// clamped to 4.5, beyond which E < 1e-10) and GELU = x(1-E) for x >= 0,
+// x*E below.
+func gelu(a *asm, v vec) {
+	r := v.reg
+	v.bits(a, "VANDPS", "oabs", r(0), r(1))
+	v.mem(a, "VMULPS", "orsqrt2", r(1), r(2))   // z
+	a.op("VMULPS %s, %s, %s", r(2), r(2), r(3)) // s = z^2
+	horner(a, v, "oerf", len(erfCoef)-1, r(3), r(4))
+	a.op("VMULPS %s, %s, %s", r(4), r(2), r(4))
+	v.mem(a, "VMULPS", "ohalf", r(1), r(5))
+	v.mem(a, "VMULPS", "ohalf", r(0), r(6))
+	a.op("VFMADD231PS %s, %s, %s", r(4), r(5), r(6)) // small-|x| result
+	v.mem(a, "VMINPS", "ozmax", r(2), r(4))
+	v.load(a, "ogscale", r(5))
+	v.mem(a, "VFMADD213PS", "ogoff", r(4), r(5)) // u
+	horner(a, v, "oerfcx", len(erfcxCoef)-1, r(5), r(7))
+	v.bits(a, "VXORPS", "osign", r(3), r(8)) // -z^2
+	exp(a, v, r(8), r(9), r(10), r(11), r(12))
+	a.op("VMULPS %s, %s, %s", r(7), r(9), r(9))
+	v.mem(a, "VMULPS", "ohalf", r(9), r(9))      // E
+	a.op("VMULPS %s, %s, %s", r(9), r(0), r(10)) // x*E
+	v.load(a, "oone", r(11))
+	a.op("VSUBPS %s, %s, %s", r(9), r(11), r(11))
+	a.op("VMULPS %s, %s, %s", r(11), r(0), r(11)) // x*(1-E)
+	v.bySign(a, r(0), r(10), r(11))
+	v.ifLess(a, r(2), "ogeluT", r(6), r(11), r(0), r(4))
+}
+
+// silu: register 0 = x*sigmoid(x) (or sigmoid(x)) with e = e^-|x| (never
+// overflows): sigmoid = 1/(1+e) for x >= 0, e/(1+e) below.
+func silu(a *asm, v vec, sigmoid bool) {
+	r := v.reg
+	v.bits(a, "VANDPS", "oabs", r(0), r(1))
+	v.bits(a, "VXORPS", "osign", r(1), r(1))
+	exp(a, v, r(1), r(2), r(5), r(6), r(7))
+	v.mem(a, "VADDPS", "oone", r(2), r(3))
+	v.load(a, "oone", r(4))
+	v.bySign(a, r(0), r(2), r(4)) // numerator
+	if !sigmoid {
+		a.op("VMULPS %s, %s, %s", r(4), r(0), r(4))
+	}
+	a.op("VDIVPS %s, %s, %s", r(3), r(4), r(0))
 }
 
 // unary emits func name(x []float32) or, with mul, func name(x, y
-// []float32) (x = f(x)*y), over len(x)/8 chunks of 8.
-func unary(a *asm, name string, mul bool, body func(*asm)) {
+// []float32) (x = f(x)*y), over len(x)/8 (Y) or len(x)/16 (Z) chunks.
+func unary(a *asm, v vec, name string, mul bool, body func(*asm, vec)) {
 	l := name
 	if mul {
 		a.raw("// func %s(x, y []float32)", name)
@@ -169,21 +256,24 @@ func unary(a *asm, name string, mul bool, body func(*asm)) {
 		a.raw("// func %s(x []float32)", name)
 		a.raw("TEXT ·%s(SB), NOSPLIT, $0-24", name)
 	}
+	shift, size := 3, 32
+	if v.wide {
+		shift, size = 4, 64
+	}
+	x := v.reg(0)
 	a.op("MOVQ x_base+0(FP), SI")
 	a.op("MOVQ x_len+8(FP), CX")
-	a.op("SHRQ $3, CX")
+	a.op("SHRQ $%d, CX", shift)
 	a.op("JZ %sdone", l)
 	a.label(l + "loop")
-	a.op("VMOVUPS (SI), Y0")
-	if body != nil {
-		body(a)
-	}
+	a.op("VMOVUPS (SI), %s", x)
+	body(a, v)
 	if mul {
-		a.op("VMULPS (DI), Y0, Y0")
-		a.op("ADDQ $32, DI")
+		a.op("VMULPS (DI), %s, %s", x, x)
+		a.op("ADDQ $%d, DI", size)
 	}
-	a.op("VMOVUPS Y0, (SI)")
-	a.op("ADDQ $32, SI")
+	a.op("VMOVUPS %s, (SI)", x)
+	a.op("ADDQ $%d, SI", size)
 	a.op("DECQ CX")
 	a.op("JNZ %sloop", l)
 	a.label(l + "done")
@@ -212,7 +302,7 @@ func expSub(a *asm) {
 	twoSum(a, "Y")
 	a.op("VCMPPS $7, Y3, Y3, Y4") // err is not NaN (infinite operands)
 	a.op("VANDPS Y4, Y3, Y3")
-	exp(a, "Y1", "Y5", "Y6", "Y7", "Y8")
+	exp(a, ymm, "Y1", "Y5", "Y6", "Y7", "Y8")
 	a.op("VFMADD231PS Y3, Y5, Y5")
 	a.op("VMOVUPS Y5, (SI)")
 	a.op("VCVTPS2PD X5, Y6")
@@ -296,113 +386,8 @@ func expSubStep512(a *asm) {
 	twoSum(a, "Z")
 	a.op("VCMPPS $7, Z3, Z3, K3") // err is not NaN (infinite operands)
 	a.op("VMOVAPS.Z Z3, K3, Z3")
-	exp512(a, "Z1", "Z5", "Z6", "Z8")
+	exp(a, zmm, "Z1", "Z5", "Z6", "", "Z8")
 	a.op("VFMADD231PS Z3, Z5, Z5")
-}
-
-// exp512 is exp on sixteen lanes: out = e^in, 0 below -87.33654, NaN for
-// NaN, for in <= 0, each lane through exp's operations (VRNDSCALEPS $8
-// rounds as VROUNDPS $8; masks replace the compare-and-AND), so its bits.
-// ta, tc are scratch, and K1, K2.
-func exp512(a *asm, in, out, ta, tc string) {
-	a.op("VBROADCASTSS oexplo<>(SB), %s", ta)
-	a.op("VCMPPS $1, %s, %s, K1", ta, in) // in < lo
-	a.op("VMAXPS %s, %s, %s", in, ta, ta) // max(lo, in), NaN kept
-	a.op("VMULPS.BCST olog2e<>(SB), %s, %s", ta, tc)
-	a.op("VRNDSCALEPS $8, %s, %s", tc, tc) // n
-	a.op("VFNMADD231PS.BCST oln2hi<>(SB), %s, %s", tc, ta)
-	a.op("VFNMADD231PS.BCST oln2lo<>(SB), %s, %s", tc, ta) // r
-	a.op("VCVTPS2DQ %s, %s", tc, tc)
-	a.op("VPSLLD $23, %s, %s", tc, tc)
-	a.op("VPADDD.BCST oone<>(SB), %s, %s", tc, tc) // 2^n
-	n := len(expCoef) - 1
-	a.op("VBROADCASTSS oexp%d<>(SB), %s", n, out)
-	for i := n - 1; i >= 0; i-- {
-		a.op("VFMADD213PS.BCST oexp%d<>(SB), %s, %s", i, ta, out)
-	}
-	a.op("VMULPS %s, %s, %s", tc, out, out)
-	a.op("KNOTW K1, K2")
-	a.op("VMOVAPS.Z %s, K2, %s", out, out)
-}
-
-// silu512 is silu (not sigmoid) on Z0, sixteen lanes, each through silu's
-// operations (the blend by x's sign bit a mask from VPTESTMD), so its
-// bits. VPANDD and VPXORD for the sign: VANDPS and VXORPS on ZMM need
-// AVX512DQ, which the tier does not require.
-func silu512(a *asm) {
-	a.op("VPANDD.BCST oabs<>(SB), Z0, Z1")
-	a.op("VPXORD.BCST osign<>(SB), Z1, Z1") // -|x|
-	exp512(a, "Z1", "Z2", "Z5", "Z7")
-	a.op("VADDPS.BCST oone<>(SB), Z2, Z3")
-	a.op("VBROADCASTSS oone<>(SB), Z4")
-	a.op("VPTESTMD.BCST osign<>(SB), Z0, K3")
-	a.op("VMOVAPS Z2, K3, Z4") // numerator: e where x's sign bit is set
-	a.op("VMULPS Z4, Z0, Z4")
-	a.op("VDIVPS Z3, Z4, Z0")
-}
-
-// horner512 is horner on sixteen lanes (coefficients broadcast).
-func horner512(a *asm, name string, n int, u, acc string) {
-	a.op("VBROADCASTSS %s%d<>(SB), %s", name, n, acc)
-	for i := n - 1; i >= 0; i-- {
-		a.op("VFMADD213PS.BCST %s%d<>(SB), %s, %s", name, i, u, acc)
-	}
-}
-
-// gelu512 is gelu on Z0, sixteen lanes, each through gelu's operations
-// (its blends masks), so its bits.
-func gelu512(a *asm) {
-	a.op("VPANDD.BCST oabs<>(SB), Z0, Z1")
-	a.op("VMULPS.BCST orsqrt2<>(SB), Z1, Z2") // z
-	a.op("VMULPS Z2, Z2, Z3")                 // s = z^2
-	horner512(a, "oerf", len(erfCoef)-1, "Z3", "Z4")
-	a.op("VMULPS Z4, Z2, Z4")
-	a.op("VMULPS.BCST ohalf<>(SB), Z1, Z5")
-	a.op("VMULPS.BCST ohalf<>(SB), Z0, Z6")
-	a.op("VFMADD231PS Z4, Z5, Z6") // small-|x| result
-	a.op("VMINPS.BCST ozmax<>(SB), Z2, Z4")
-	a.op("VBROADCASTSS ogscale<>(SB), Z5")
-	a.op("VFMADD213PS.BCST ogoff<>(SB), Z4, Z5") // u
-	horner512(a, "oerfcx", len(erfcxCoef)-1, "Z5", "Z7")
-	a.op("VPXORD.BCST osign<>(SB), Z3, Z8") // -z^2
-	exp512(a, "Z8", "Z9", "Z10", "Z12")
-	a.op("VMULPS Z7, Z9, Z9")
-	a.op("VMULPS.BCST ohalf<>(SB), Z9, Z9") // E
-	a.op("VMULPS Z9, Z0, Z10")              // x*E
-	a.op("VBROADCASTSS oone<>(SB), Z11")
-	a.op("VSUBPS Z9, Z11, Z11")
-	a.op("VMULPS Z11, Z0, Z11") // x*(1-E)
-	a.op("VPTESTMD.BCST osign<>(SB), Z0, K3")
-	a.op("VMOVAPS Z10, K3, Z11") // by the sign of x
-	a.op("VCMPPS.BCST $1, ogeluT<>(SB), Z2, K4")
-	a.op("VMOVAPS Z11, Z0")
-	a.op("VMOVAPS Z6, K4, Z0")
-}
-
-// unary512 emits func name(x, y []float32) (x = f(x)*y) over len(x)/16
-// chunks of 16.
-func unary512(a *asm, name string, body func(*asm)) {
-	l := name
-	a.raw("// func %s(x, y []float32)", name)
-	a.raw("TEXT ·%s(SB), NOSPLIT, $0-48", name)
-	a.op("MOVQ y_base+24(FP), DI")
-	a.op("MOVQ x_base+0(FP), SI")
-	a.op("MOVQ x_len+8(FP), CX")
-	a.op("SHRQ $4, CX")
-	a.op("JZ %sdone", l)
-	a.label(l + "loop")
-	a.op("VMOVUPS (SI), Z0")
-	body(a)
-	a.op("VMULPS (DI), Z0, Z0")
-	a.op("VMOVUPS Z0, (SI)")
-	a.op("ADDQ $64, SI")
-	a.op("ADDQ $64, DI")
-	a.op("DECQ CX")
-	a.op("JNZ %sloop", l)
-	a.label(l + "done")
-	a.op("VZEROUPPER")
-	a.op("RET")
-	a.raw("")
 }
 
 // hsumPD leaves in X12 the sum Y12+Y13 of four doubles each, as
