@@ -199,9 +199,11 @@ func q8a512(a *asm) {
 // 260nb, those of 32 at 292nb), as quantQ8kaAVX2 with a ZMM register per
 // group of 16: the first element of largest magnitude maxv (NaN skipped)
 // gives iscale = -127/maxv and d = 1/iscale; q = nearest_int(iscale*x)
-// by VCVTPS2DQ (nearest even); VPMOVDB keeps the low byte, 0 for the
-// 0x80000000 of an infinite or NaN product, as the Go twin's nearestInt
-// gives; the sixteen sums of 16 are summed from those bytes by q8aTree.
+// by VCVTPS2DQ (nearest even; the reference's min(127, q) changes
+// nothing, as |iscale*x| rounds to at most 127); VPMOVDB keeps the low
+// byte, 0 for the 0x80000000 of an infinite or NaN product, as the Go
+// twin's nearestInt gives; the sixteen sums of 16 are summed from those
+// bytes by q8aTree.
 // Registers: SI x, DI quants, R8 d, R9 sums of 16, R10 sums of 32, CX
 // super-blocks left; Z24 iscale, Z25 zero, Z30 zqabs.
 func q8ka512(a *asm) {
