@@ -212,8 +212,11 @@ func mul(out []float32, w *tensor.Matrix, k *matKernel, xq []byte, xs, n int) {
 		t.rowTile = floatRowTile
 	}
 	grain := 8
-	if n > 1 {
+	switch {
+	case n > 1:
 		grain = t.rowTile
+	case k.float:
+		grain = 16 // the AVX-512 float kernels' group; fewer rows run AVX2's
 	}
 	parallelFor(t, w.Rows, n*w.Cols, grain)
 	*t = matTask{}

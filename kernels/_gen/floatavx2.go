@@ -133,12 +133,70 @@ func fltAVec(a *asm, t fltAType) {
 		a.op("ADDQ   $%d, DI", 4*rows)
 	}
 	a.label(l("four"))
-	group(4, "fourk")
+	if t.eb == 4 {
+		group(4, "fourk") // F32 measured slower with fltAFour's prefetch
+	} else {
+		fltAFour(a, t, l)
+	}
 	a.op("LEAQ   (SI)(R8*4), SI")
 	a.op("SUBQ   $4, CX")
 	a.op("CMPQ   CX, $4")
 	a.op("JGE    %s", l("four"))
 	fltAOneRows(a, l, func() { group(1, "onek") })
+}
+
+// fltAFour emits fltAVec's group of four F16 or BF16 rows: four chunks
+// (a 64-byte line of each row) a step, row k's line floatPrefetch bytes
+// on prefetched in chunk k, then the last chunks one at a time. Weights
+// streamed from memory: the rows read at once are as many streams, which
+// the hardware prefetchers followed poorly (BenchmarkDecodeStream). Each
+// row keeps its one FMA chain over its chunks in order.
+func fltAFour(a *asm, t fltAType, l func(string) string) {
+	a.op("MOVQ   SI, BX")
+	a.op("MOVQ   R10, R12")
+	a.op("MOVQ   R9, DX")
+	for r := 0; r < 4; r++ {
+		a.op("VXORPS Y%d, Y%d, Y%d", r, r, r)
+	}
+	chunk := func(k int) {
+		a.op("VMOVUPS     %s, Y4", fltAAt(32*k, "R12", ""))
+		for r := 0; r < 4; r++ {
+			row := fltARow(r)
+			t.load(a, fltAAt(8*t.eb*k, "BX", row[4:]), 5+r)
+		}
+		for r := 0; r < 4; r++ {
+			a.op("VFMADD231PS Y4, Y%d, Y%d", 5+r, r)
+		}
+	}
+	a.op("SHRQ        $2, DX")
+	a.op("JZ          %s", l("fourr"))
+	a.label(l("fours"))
+	for k := 0; k < 4; k++ {
+		chunk(k)
+		a.op("PREFETCHT0  %s", fltAAt(floatPrefetch, "BX", fltARow(k)[4:]))
+	}
+	a.op("ADDQ        $%d, BX", 32*t.eb)
+	a.op("ADDQ        $128, R12")
+	a.op("DECQ        DX")
+	a.op("JNZ         %s", l("fours"))
+	a.label(l("fourr"))
+	a.op("MOVQ        R9, DX")
+	a.op("ANDQ        $3, DX")
+	a.op("JZ          %s", l("foure"))
+	a.label(l("fourk"))
+	chunk(0)
+	a.op("ADDQ        $%d, BX", 8*t.eb)
+	a.op("ADDQ        $32, R12")
+	a.op("DECQ        DX")
+	a.op("JNZ         %s", l("fourk"))
+	a.label(l("foure"))
+	for r := 0; r < 4; r++ {
+		a.op("HSUM(Y%d, X%d, X4)", r, r)
+	}
+	for r := 0; r < 4; r++ {
+		a.op("VMOVSS X%d, %s", r, fltAAt(4*r, "DI", ""))
+	}
+	a.op("ADDQ   $16, DI")
 }
 
 // fltAVec4 emits <t>Vec4AVX2(out []float32, ostride int, w []byte,
