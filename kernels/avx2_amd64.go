@@ -17,11 +17,11 @@ import (
 func avx2Kernels() map[tensor.Type]*matKernel {
 	m := map[tensor.Type]*matKernel{
 		tensor.F32: {float: true,
-			vec: floatVec(4, f32At, f32VecAVX2), vec4: floatVec4(4, f32At, f32Vec4AVX2)},
+			vec: floatVec(4, f32At, f32VecAVX2), vec4: floatVecN(4, 4, f32At, f32Vec4AVX2)},
 		tensor.F16: {float: true,
-			vec: floatVec(2, f16At, f16VecAVX2), vec4: floatVec4(2, f16At, f16Vec4AVX2)},
+			vec: floatVec(2, f16At, f16VecAVX2), vec4: floatVecN(4, 2, f16At, f16Vec4AVX2)},
 		tensor.BF16: {float: true,
-			vec: floatVec(2, bf16At, bf16VecAVX2), vec4: floatVec4(2, bf16At, bf16Vec4AVX2)},
+			vec: floatVec(2, bf16At, bf16VecAVX2), vec4: floatVecN(4, 2, bf16At, bf16Vec4AVX2)},
 		tensor.W4A16: {float: true, vec: w4a16Vec, vec4: w4a16Vec4},
 		tensor.Q8_0: {actBytes: q8aBytes, quant: quantQ8aFast,
 			vec: blockVec(34, 72, q8_0VecAVX2), vec4: blockVec4(34, 72, q8_0Vec4AVX2),
@@ -153,7 +153,9 @@ func floatVec(eb int, at func([]byte, int) float32, f floatVecAsm) func(out []fl
 	}
 }
 
-func floatVec4(eb int, at func([]byte, int) float32, f floatVec4Asm) func(out []float32, ostride int, w []byte, stride, rows int, x []byte, xstride int) {
+// floatVecN wraps a float-weight kernel f that takes n activation rows
+// (4 or 8) at a time.
+func floatVecN(n, eb int, at func([]byte, int) float32, f floatVec4Asm) func(out []float32, ostride int, w []byte, stride, rows int, x []byte, xstride int) {
 	return func(out []float32, ostride int, w []byte, stride, rows int, xb []byte, xstride int) {
 		x := bytesF32(xb)
 		cols := stride / eb
@@ -161,20 +163,20 @@ func floatVec4(eb int, at func([]byte, int) float32, f floatVec4Asm) func(out []
 		if rows <= 0 {
 			return
 		}
-		if stride != cols*eb || len(w) < rows*stride || ostride < rows || len(out) < 3*ostride+rows ||
-			xstride != 4*xs || xs < cols || len(x) < 3*xs+cols {
+		if stride != cols*eb || len(w) < rows*stride || ostride < rows || len(out) < (n-1)*ostride+rows ||
+			xstride != 4*xs || xs < cols || len(x) < (n-1)*xs+cols {
 			panic(fmt.Sprintf("kernels: bad kernel arguments: %d rows, stride %d, %d weight bytes, %d activations", rows, stride, len(w), len(x)))
 		}
 		chunks := cols / 8
 		if chunks > 0 {
 			f(out, ostride, w, stride, rows, chunks, x, xs)
 		} else {
-			for i := 0; i < 4; i++ {
+			for i := 0; i < n; i++ {
 				clear(out[i*ostride : i*ostride+rows])
 			}
 		}
 		if 8*chunks < cols {
-			for i := 0; i < 4; i++ {
+			for i := 0; i < n; i++ {
 				for r := 0; r < rows; r++ {
 					o := &out[i*ostride+r]
 					*o = floatTail(*o, w[r*stride:(r+1)*stride], x[i*xs:i*xs+cols], 8*chunks, at)
@@ -185,6 +187,8 @@ func floatVec4(eb int, at func([]byte, int) float32, f floatVec4Asm) func(out []
 }
 
 type floatVecAsm func(out []float32, w []byte, stride, chunks int, x []float32)
+
+// floatVec4Asm also types the kernels of 8 activation rows.
 type floatVec4Asm func(out []float32, ostride int, w []byte, stride, rows, chunks int, x []float32, xstride int)
 
 //go:noescape

@@ -38,7 +38,7 @@ func TestAVX512SameBitsAsAVX2(t *testing.T) {
 			}
 			for _, prep := range []bool{false, true} {
 				t.Run(fmt.Sprintf("%s/%dx%d/prepared=%v", typ, rows, cols, prep), func(t *testing.T) {
-					const n = 9
+					const n = 13 // eight, four and one activation rows
 					x := randomVec(rng, n*cols)
 					w := randomMatrix(rng, typ, rows, cols)
 					run := func(tierName string) []float32 {

@@ -66,6 +66,9 @@ type matKernel struct {
 	// activation rows x[i*xstride:], writing out[i*ostride+r]; each
 	// result is bit-identical to vec's.
 	vec4 func(out []float32, ostride int, w []byte, stride, rows int, x []byte, xstride int)
+	// vec8, if not nil, is vec4 for eight activation rows (the float
+	// types on AVX-512: their weights are widened once for all eight).
+	vec8 func(out []float32, ostride int, w []byte, stride, rows int, x []byte, xstride int)
 	// packed, if not nil, multiplies prepared (packed) weights.
 	packed *packedKernel
 }
@@ -104,6 +107,11 @@ func (t *matTask) run(lo, hi int) {
 			r1 := min(r0+t.rowTile, hi)
 			wr := t.w[r0*stride : r1*stride]
 			i := a0
+			if k.vec8 != nil {
+				for ; i+8 <= a1; i += 8 {
+					k.vec8(t.out[i*rows+r0:], rows, wr, stride, r1-r0, t.x[i*t.xs:], t.xs)
+				}
+			}
 			if k.vec4 != nil {
 				for ; i+4 <= a1; i += 4 {
 					k.vec4(t.out[i*rows+r0:], rows, wr, stride, r1-r0, t.x[i*t.xs:], t.xs)

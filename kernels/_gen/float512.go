@@ -4,13 +4,13 @@ import "fmt"
 
 // The AVX-512 float-weight matrix-vector kernels (float_avx512_amd64.s):
 // F16 and BF16 weights times one float32 vector (16 rows at a time) or
-// four (6 rows at a time).
+// four or eight (6 rows at a time).
 // A ZMM register holds the same 8 columns of two rows (low and high
 // half), so each row keeps the AVX2 kernels' one 8-lane FMA chain over
 // its columns in order, and its sum is reduced by the same HSUM steps:
 // every result is bit-identical to the AVX2 tier's (float_avx2_amd64.s),
-// while 8 (one vector) or 12 (four) independent ZMM chains keep both FMA
-// pipes busy.
+// while 8 (one vector), 12 (four) or 24 (eight) independent ZMM chains
+// keep both FMA pipes busy.
 // F32 has none: pairing rows costs it a shuffle per load that the AVX2
 // kernel does not pay, and it measured slower (BenchmarkFloatMatVec,
 // BenchmarkKernelCompute).
@@ -56,7 +56,8 @@ func float512File() *asm {
 	k.b.WriteString(header)
 	for _, t := range floatTypes {
 		floatVec512(k, t)
-		floatVec4512(k, t)
+		floatVecN512(k, t, 4)
+		floatVecN512(k, t, 8)
 	}
 	return k
 }
@@ -179,17 +180,23 @@ func floatVec512(a *asm, t floatType) {
 	a.raw("")
 }
 
-// floatVec4512 emits <t>Vec4AVX512(out []float32, ostride int, w []byte,
-// stride, rows, chunks int, x []float32, xstride int): rows (a multiple
-// of 6) times four activation rows, 6 rows at a time. Registers: DI out,
+// floatVecN512 emits <t>Vec<n>AVX512(out []float32, ostride int, w
+// []byte, stride, rows, chunks int, x []float32, xstride int): rows (a
+// multiple of 6) times n = 4 or 8 activation rows, 6 rows at a time; each
+// group of 6 rows' weights is widened once for all n rows, so 8 of them
+// spend half the conversions a multiply-add that 4 do:
+// BenchmarkMatMulCompute (64 rows, one thread, Zen 5) F16 79.5 -> 89-91
+// and BF16 76.4 -> 89-92 GMAC/s, 0.80 of BenchmarkFMAPeak's 112 a thread.
+// Registers: DI out,
 // AX/R13 ostride x1/x3 in bytes, SI the group's first row, R8 stride,
-// BX/R12 rows 0/3 of the group, CX rows left, R9 chunks, R10 x, R11/R14
-// xstride x1/x3 in bytes, DX chunks left; Z(4p+i) the sums of row pair
-// p (rows 2p, 2p+1) with activation row i, Z12-Z14 widened weights, Z15
-// 8 activations in both halves.
-func floatVec4512(a *asm, t floatType) {
-	name := t.name + "Vec4AVX512"
-	l := func(s string) string { return t.name + "z4" + s }
+// BX/R12 rows 0/3 of the group, CX rows left, R9 chunks, R10/R15
+// activation rows 0/4, R11/R14 xstride x1/x3 in bytes, DX chunks left
+// (then out's row 4); Z(8+n*p+i) the sums of row pair p (rows 2p, 2p+1)
+// with activation row i, Z0-Z2 widened weights, Z3 8 activations in both
+// halves, Z4-Z6 scratch for the sums (VEX needs registers below 16).
+func floatVecN512(a *asm, t floatType, n int) {
+	name := fmt.Sprintf("%sVec%dAVX512", t.name, n)
+	l := func(s string) string { return fmt.Sprintf("%sz%d%s", t.name, n, s) }
 	a.raw("// func %s(out []float32, ostride int, w []byte, stride, rows, chunks int, x []float32, xstride int)", name)
 	a.raw("TEXT ·%s(SB), NOSPLIT, $0-112", name)
 	a.op("MOVQ out_base+0(FP), DI")
@@ -210,36 +217,46 @@ func floatVec4512(a *asm, t floatType) {
 	a.op("LEAQ (SI)(R8*2), R12")
 	a.op("ADDQ R8, R12")
 	a.op("MOVQ x_base+80(FP), R10")
+	if n == 8 {
+		a.op("LEAQ (R10)(R11*4), R15")
+	}
 	a.op("MOVQ R9, DX")
-	for r := 0; r < 12; r++ {
+	acc := func(p, i int) int { return 8 + n*p + i }
+	for r := 8; r < 8+3*n; r++ {
 		a.op("VPXORD Z%d, Z%d, Z%d", r, r, r)
 	}
 	a.label(l("chunk"))
 	rowAddr := []string{"(BX)", "(BX)(R8*1)", "(BX)(R8*2)", "(R12)", "(R12)(R8*1)", "(R12)(R8*2)"}
 	for p := 0; p < 3; p++ {
-		t.load(a, rowAddr[2*p], rowAddr[2*p+1], 12+p)
+		t.load(a, rowAddr[2*p], rowAddr[2*p+1], p)
 	}
-	xAddr := []string{"(R10)", "(R10)(R11*1)", "(R10)(R11*2)", "(R10)(R14*1)"}
-	for i := 0; i < 4; i++ {
-		a.op("VBROADCASTF64X4 %s, Z15", xAddr[i])
+	xAddr := []string{"(R10)", "(R10)(R11*1)", "(R10)(R11*2)", "(R10)(R14*1)",
+		"(R15)", "(R15)(R11*1)", "(R15)(R11*2)", "(R15)(R14*1)"}
+	for i := 0; i < n; i++ {
+		a.op("VBROADCASTF64X4 %s, Z3", xAddr[i])
 		for p := 0; p < 3; p++ {
-			a.op("VFMADD231PS Z15, Z%d, Z%d", 12+p, 4*p+i)
+			a.op("VFMADD231PS Z3, Z%d, Z%d", p, acc(p, i))
 		}
 	}
 	a.op("ADDQ $%d, BX", 8*t.eb)
 	a.op("ADDQ $%d, R12", 8*t.eb)
 	a.op("ADDQ $32, R10")
+	if n == 8 {
+		a.op("ADDQ $32, R15")
+	}
 	a.op("DECQ DX")
 	a.op("JNZ %s", l("chunk"))
-	outAddr := []string{"(DI)", "(DI)(AX*1)", "(DI)(AX*2)", "(DI)(R13*1)"}
+	a.op("LEAQ (DI)(AX*4), DX")
+	outAddr := []string{"(DI)", "(DI)(AX*1)", "(DI)(AX*2)", "(DI)(R13*1)",
+		"(DX)", "(DX)(AX*1)", "(DX)(AX*2)", "(DX)(R13*1)"}
 	for p := 0; p < 3; p++ {
-		for i := 0; i < 4; i++ {
-			r := 4*p + i
-			a.op("VEXTRACTF64X4 $1, Z%d, Y13", r)
-			hsum(a, r, 15)
-			hsum(a, 13, 15)
-			a.op("VMOVSS X%d, %d%s", r, 8*p, outAddr[i])
-			a.op("VMOVSS X13, %d%s", 8*p+4, outAddr[i])
+		for i := 0; i < n; i++ {
+			a.op("VMOVAPS Z%d, Z4", acc(p, i))
+			a.op("VEXTRACTF64X4 $1, Z4, Y5")
+			hsum(a, 4, 6)
+			hsum(a, 5, 6)
+			a.op("VMOVSS X4, %d%s", 8*p, outAddr[i])
+			a.op("VMOVSS X5, %d%s", 8*p+4, outAddr[i])
 		}
 	}
 	a.op("ADDQ $24, DI")
