@@ -25,7 +25,7 @@ import (
 //
 //	description: AVX2 laptop, one or two users
 //	threads: 4
-//	weight_path: auto        # auto, gguf, w4a8, w4a16, w8a8, q4_k_m
+//	weight_path: auto        # auto, gguf, w4a8, w4a16, w8a8, q4_k_m, w16a16
 //	priority: speed          # speed or fidelity
 //	max_model_len: 8192
 //	kv_cache_bytes: 2147483648

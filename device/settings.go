@@ -39,6 +39,9 @@ const (
 	WeightPathW4A16 WeightPath = "w4a16"  // 4-bit weights, 16-bit float activations
 	WeightPathW8A8  WeightPath = "w8a8"   // 8-bit weights, int8 activations
 	WeightPathQ4KM  WeightPath = "q4_k_m" // llama.cpp's Q4_K_M mix made at load, GGUF kernels
+	// WeightPathW16A16: BF16 weights and activations (VDPBF16PS), as
+	// llama.cpp computes BF16 files; needs AVX-512 BF16.
+	WeightPathW16A16 WeightPath = "w16a16"
 )
 
 // Priorities trade speed for fidelity to the unquantized model.
@@ -58,7 +61,7 @@ const (
 
 // WeightPaths, Priorities and KVCacheTypes list the accepted values.
 var (
-	WeightPaths  = []string{string(WeightPathAuto), string(WeightPathGGUF), string(WeightPathW4A8), string(WeightPathW4A16), string(WeightPathW8A8), string(WeightPathQ4KM)}
+	WeightPaths  = []string{string(WeightPathAuto), string(WeightPathGGUF), string(WeightPathW4A8), string(WeightPathW4A16), string(WeightPathW8A8), string(WeightPathQ4KM), string(WeightPathW16A16)}
 	Priorities   = []string{PrioritySpeed, PriorityFidelity}
 	KVCacheTypes = []string{KVCacheF16, KVCacheQ8_0, KVCacheF32}
 )

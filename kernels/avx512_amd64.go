@@ -33,6 +33,7 @@ func avx512Kernels() map[tensor.Type]*matKernel {
 		floatVecN(4, 2, bf16At, rowsOf6(bf16Vec4AVX512, bf16Vec4AVX2)))
 	m[tensor.BF16].vec8 = floatVecN(8, 2, bf16At, rowsOf6(bf16Vec8AVX512, twice(bf16Vec4AVX2)))
 	withVec8AVX512(m) // vnni8_amd64.go
+	withW16A16(m)     // w16a16_amd64.go
 	m[tensor.Q5_K] = withVec(m[tensor.Q5_K], blockVec(176, 308, q5kVecAVX512), blockVec4(176, 308, q5kVec4AVX512))
 	for t, quant := range map[tensor.Type]func([]byte, []float32){
 		tensor.Q4_0: quantQ8a512, tensor.Q8_0: quantQ8a512,

@@ -16,7 +16,7 @@ import (
 
 // decodeTypes are the weight types of the models siskin targets.
 var decodeTypes = []tensor.Type{tensor.Q4_K, tensor.Q5_K, tensor.Q6_K, tensor.Q4_0, tensor.Q8_0, tensor.F16, tensor.BF16, tensor.F32,
-	tensor.W4A16, tensor.W4A8, tensor.W8A8}
+	tensor.W4A16, tensor.W4A8, tensor.W8A8, tensor.W16A16}
 
 // BenchmarkKernelCompute: one thread on a matrix that stays in L2, so the
 // kernel's own speed shows (weight bytes per second), not the memory's.

@@ -76,7 +76,7 @@ func Dot(t tensor.Type, row []byte, x []float32) float32 {
 		return dotF32(row, x)
 	case tensor.F16:
 		return dotF16(row, x)
-	case tensor.BF16:
+	case tensor.BF16, tensor.W16A16:
 		return dotBF16(row, x)
 	case tensor.W4A16:
 		return dotW4A16(row, x)
@@ -92,7 +92,7 @@ func dotFunc(t tensor.Type) dotFn {
 		return dotF32
 	case tensor.F16:
 		return dotF16
-	case tensor.BF16:
+	case tensor.BF16, tensor.W16A16:
 		return dotBF16
 	case tensor.W4A16, tensor.W4A8:
 		return dotW4A16

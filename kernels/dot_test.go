@@ -49,7 +49,7 @@ func TestDotQAgainstFloat64(t *testing.T) {
 				xq := kernels.QuantizeActivations(typ, x)
 				w := dequant(typ, row, n)
 				var a []float64
-				if vt == typ || vt == tensor.F32 { // float types: activations in the weight's own type (F32 for W4A16)
+				if vt == typ || vt == tensor.F32 || vt == tensor.BF16 { // float types: activations in the weight's own type (F32 for W4A16, BF16 for W16A16)
 					a = make([]float64, n)
 					for i, v := range dequant(vt, xq, n) {
 						a[i] = float64(v)

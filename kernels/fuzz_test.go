@@ -28,6 +28,11 @@ func FuzzDotW4A8(f *testing.F)  { fuzzDot(f, tensor.W4A8) }
 func FuzzDotW4A16(f *testing.F) { fuzzDot(f, tensor.W4A16) }
 func FuzzDotW8A8(f *testing.F)  { fuzzDot(f, tensor.W8A8) }
 
+// FuzzDotW16A16: the VDPBF16PS kernels treat subnormal inputs as zero,
+// which the generic reference does not, so the weights' subnormals are
+// flushed here; TestW16A16VecTwin covers them against the Go twin.
+func FuzzDotW16A16(f *testing.F) { fuzzDot(f, tensor.W16A16) }
+
 // FuzzPacked*: the packed kernels (through Prepare, MatMul and MatVec,
 // every tier that has them) on matrices and activations built from the
 // fuzzer's bytes: within tolerance of the generic reference, MatMul rows
@@ -127,11 +132,14 @@ func sanitizeWeights(typ tensor.Type, w []byte) {
 			}
 			binary.LittleEndian.PutUint32(w[i:], v)
 		}
-	case tensor.BF16:
+	case tensor.BF16, tensor.W16A16:
 		for i := 0; i < len(w); i += 2 {
 			v := binary.LittleEndian.Uint16(w[i:])
 			if e := v >> 7 & 0xff; e > 127+20 {
 				v = v&^(0xff<<7) | (127+20)<<7
+			}
+			if typ == tensor.W16A16 && v&0x7f80 == 0 {
+				v &= 0x8000
 			}
 			binary.LittleEndian.PutUint16(w[i:], v)
 		}

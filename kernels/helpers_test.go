@@ -10,7 +10,7 @@ import (
 
 // allTypes are the weight types the kernels support.
 var allTypes = []tensor.Type{tensor.F32, tensor.F16, tensor.BF16, tensor.Q4_0, tensor.Q4_1, tensor.Q8_0, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K,
-	tensor.W4A8, tensor.W4A16, tensor.W8A8}
+	tensor.W4A8, tensor.W4A16, tensor.W8A8, tensor.W16A16}
 
 // quantTypes are the quantized weight types (W4A16 among them: its
 // weights are quantized, its activations are not).
@@ -60,7 +60,7 @@ func randomRow(rng *rand.Rand, t tensor.Type, n int) []byte {
 		for i := 0; i < n; i++ {
 			putHalf(b[2*i:], float32(0.1*rng.NormFloat64()))
 		}
-	case tensor.BF16:
+	case tensor.BF16, tensor.W16A16:
 		for i := 0; i < n; i++ {
 			binary.LittleEndian.PutUint16(b[2*i:], tensor.Float32ToBF16(float32(0.1*rng.NormFloat64())))
 		}
@@ -90,6 +90,13 @@ func randomRow(rng *rand.Rand, t tensor.Type, n int) []byte {
 // integerRow returns random quantized blocks whose fp16 scales are
 // integers, so every dequantized weight is a small integer.
 func integerRow(rng *rand.Rand, t tensor.Type, n int) []byte {
+	if t == tensor.W16A16 { // no scales: integers in [-8, 8], exact in BF16
+		b := make([]byte, 2*n)
+		for i := 0; i < n; i++ {
+			binary.LittleEndian.PutUint16(b[2*i:], tensor.Float32ToBF16(float32(rng.IntN(17)-8)))
+		}
+		return b
+	}
 	b := randomRow(rng, t, n)
 	bb := t.BlockBytes()
 	for off := 0; off < len(b); off += bb {

@@ -71,6 +71,9 @@ type matKernel struct {
 	vec8 func(out []float32, ostride int, w []byte, stride, rows int, x []byte, xstride int)
 	// packed, if not nil, multiplies prepared (packed) weights.
 	packed *packedKernel
+	// rowTile, if not 0, is the weight rows of a MatMul tile: a multiple
+	// of the rows vec4 takes at a time.
+	rowTile int
 }
 
 // Blocking of MatMul for n > 1: weight rows are taken rowTile at a time
@@ -219,6 +222,9 @@ func mul(out []float32, w *tensor.Matrix, k *matKernel, xq []byte, xs, n int) {
 	if k.float {
 		t.rowTile = floatRowTile
 	}
+	if k.rowTile != 0 {
+		t.rowTile = k.rowTile
+	}
 	grain := 8
 	switch {
 	case n > 1:
@@ -247,7 +253,7 @@ func genericKernels() map[tensor.Type]*matKernel {
 			},
 		}
 	}
-	for _, typ := range []tensor.Type{tensor.Q4_0, tensor.Q4_1, tensor.Q8_0, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K, tensor.W4A8, tensor.W8A8} {
+	for _, typ := range []tensor.Type{tensor.Q4_0, tensor.Q4_1, tensor.Q8_0, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K, tensor.W4A8, tensor.W8A8, tensor.W16A16} {
 		dot := dotQFunc(typ)
 		m[typ] = &matKernel{
 			actBytes: func(cols int) int { return ActivationBytes(typ, cols) },

@@ -136,4 +136,4 @@ func LayoutKey() string {
 
 // allTypes are the weight types the kernels multiply.
 var allTypes = []tensor.Type{tensor.F32, tensor.F16, tensor.BF16, tensor.Q4_0, tensor.Q4_1, tensor.Q8_0,
-	tensor.Q4_K, tensor.Q5_K, tensor.Q6_K, tensor.W4A8, tensor.W4A16, tensor.W8A8}
+	tensor.Q4_K, tensor.Q5_K, tensor.Q6_K, tensor.W4A8, tensor.W4A16, tensor.W8A8, tensor.W16A16}

@@ -19,8 +19,8 @@ const (
 // with weights of type t: Q8_0 for Q4_0 and Q8_0, Q8_1 for Q4_1, Q8_K for
 // the K-quants, and the weight type itself for F32, F16 and BF16. For
 // siskin's weight-path types it is Q8_0 for W4A8 and W8A8 (blocks of 32
-// inside each 128-group, so they share activations with Q4_0/Q8_0) and
-// F32 for W4A16 (float activations, not rounded).
+// inside each 128-group, so they share activations with Q4_0/Q8_0), F32
+// for W4A16 (float activations, not rounded) and BF16 for W16A16.
 func VecDotType(t tensor.Type) tensor.Type {
 	switch t {
 	case tensor.Q4_0, tensor.Q8_0, tensor.W4A8, tensor.W8A8:
@@ -33,6 +33,8 @@ func VecDotType(t tensor.Type) tensor.Type {
 		return tensor.Q8_K
 	case tensor.F32, tensor.F16, tensor.BF16:
 		return t
+	case tensor.W16A16:
+		return tensor.BF16
 	}
 	panic(fmt.Sprintf("kernels: unsupported weight type %s", t))
 }
@@ -218,7 +220,7 @@ func dotQFunc(t tensor.Type) dotQFn {
 		return dotQF32
 	case tensor.F16:
 		return dotQF16
-	case tensor.BF16:
+	case tensor.BF16, tensor.W16A16:
 		return dotQBF16
 	case tensor.Q4_0:
 		return dotQ4_0

@@ -41,10 +41,17 @@ func tolerance(typ tensor.Type, cols int, s float64) float64 {
 		// A lane adds one product per 8 elements into its group sum, and
 		// each group's sum once (times d) into the row's.
 		n = float64(cols)/8 + float64(cols)/tensor.WeightGroup
+	case tensor.W16A16:
+		n = float64(cols) / 16 // VDPBF16PS: a lane adds two products per 32 elements
 	}
 	// Results in the subnormal range round to absolute steps of the
-	// smallest subnormal, which the relative bound does not cover.
-	return (n + 16) * (0x1p-23*s + math.SmallestNonzeroFloat32)
+	// smallest subnormal, which the relative bound does not cover;
+	// VDPBF16PS flushes them to zero, a step of the smallest normal.
+	step := math.SmallestNonzeroFloat32
+	if typ == tensor.W16A16 {
+		step = 0x1p-126
+	}
+	return (n + 16) * (0x1p-23*s + step)
 }
 
 // termBound returns S for one row: the sum over elements of the magnitude
@@ -56,6 +63,11 @@ func termBound(typ tensor.Type, row []byte, x []float32, xq []byte) float64 {
 	h := func(b []byte) float64 { return math.Abs(float64(tensor.FP16ToFloat32(binary.LittleEndian.Uint16(b)))) }
 	var s float64
 	switch typ {
+	case tensor.W16A16: // the activations as the kernels see them: BF16
+		w, a := dequant(typ, row, n), dequant(tensor.BF16, xq, n)
+		for i := range w {
+			s += math.Abs(float64(w[i]) * float64(a[i]))
+		}
 	case tensor.F32, tensor.F16, tensor.BF16, tensor.W4A16:
 		w := dequant(typ, row, n)
 		for i := range w {

@@ -36,7 +36,7 @@ func Dequantize(dst []float32, t Type, src []byte) error {
 		for i := range dst {
 			dst[i] = FP16ToFloat32(binary.LittleEndian.Uint16(src[2*i:]))
 		}
-	case BF16:
+	case BF16, W16A16:
 		for i := range dst {
 			dst[i] = BF16ToFloat32(binary.LittleEndian.Uint16(src[2*i:]))
 		}

@@ -54,9 +54,14 @@ const (
 	// take: int8 blocks (W4A8) or float32 (W4A16).
 	//
 	// W8A8, 130 bytes: fp16 d, then 128 int8 q; value q*d.
-	W4A8  Type = 1024
-	W4A16 Type = 1025
-	W8A8  Type = 1026
+	//
+	// W16A16 is BF16's layout (one bfloat16 an element, no scale), with
+	// activations rounded to BF16 too, as llama.cpp computes BF16 weights
+	// (VDPBF16PS where the CPU has AVX-512 BF16).
+	W4A8   Type = 1024
+	W4A16  Type = 1025
+	W8A8   Type = 1026
+	W16A16 Type = 1027
 )
 
 // WeightGroup is the number of elements sharing one scale in the
@@ -64,7 +69,7 @@ const (
 const WeightGroup = 128
 
 // IsWeightPath reports whether t is one of siskin's own weight-path types.
-func (t Type) IsWeightPath() bool { return t == W4A8 || t == W4A16 || t == W8A8 }
+func (t Type) IsWeightPath() bool { return t == W4A8 || t == W4A16 || t == W8A8 || t == W16A16 }
 
 // QK_K is the super-block size of the K-quant types.
 const QK_K = 256
@@ -112,6 +117,7 @@ var types = map[Type]typeInfo{
 	W4A8:    {"W4A8", WeightGroup, 66, true},
 	W4A16:   {"W4A16", WeightGroup, 66, true},
 	W8A8:    {"W8A8", WeightGroup, 130, true},
+	W16A16:  {"W16A16", 1, 2, true},
 }
 
 func (t Type) String() string {

@@ -24,10 +24,14 @@ const (
 	// bits), made at load with llama.cpp's reference quantizers: the GGUF
 	// kernels with a Q4_K_M file's fidelity, from any source.
 	Q4KM = device.WeightPathQ4KM
+	// W16A16 holds every weight as BF16 and rounds the activations to
+	// BF16 too (llama.cpp's numerics for BF16 files): VDPBF16PS's twice
+	// the multiply-adds an instruction of the float32 FMA path.
+	W16A16 = device.WeightPathW16A16
 )
 
 // Paths lists the weight paths in the order they are documented.
-var Paths = []Path{GGUF, W4A8, W4A16, W8A8, Q4KM}
+var Paths = []Path{GGUF, W4A8, W4A16, W8A8, Q4KM, W16A16}
 
 // CheckPath refuses an unknown weight-path name.
 func CheckPath(p Path) error {
@@ -70,6 +74,9 @@ func Target(path Path, r model.Role, typ tensor.Type, cols int) tensor.Type {
 			name = fmt.Sprintf(name, r.Layer)
 		}
 		return quantize.LayerType(q4km, name, cols, r.Layer, r.Layers, r.Tied)
+	}
+	if path == W16A16 {
+		return tensor.W16A16
 	}
 	if path == GGUF || path == "" || cols%tensor.WeightGroup != 0 {
 		return typ

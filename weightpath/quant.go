@@ -27,8 +27,9 @@ import (
 // repays with a finer step for all the others.
 var w4Steps = []float32{7, 7.5, 8, 8.5, 9, 9.5, 10}
 
-// QuantizeRow quantizes x (a multiple of tensor.WeightGroup long) into
-// dst, tensor.RowBytes(typ, len(x)) bytes of a weight-path type.
+// QuantizeRow quantizes x (a multiple of tensor.WeightGroup long, any
+// length for W16A16) into dst, tensor.RowBytes(typ, len(x)) bytes of a
+// weight-path type; W16A16 rounds to BF16 (nearest even).
 func QuantizeRow(dst []byte, typ tensor.Type, x []float32) error {
 	want, err := tensor.RowBytes(typ, len(x))
 	if err != nil {
@@ -39,6 +40,12 @@ func QuantizeRow(dst []byte, typ tensor.Type, x []float32) error {
 	}
 	if len(dst) != want {
 		return fmt.Errorf("weightpath: %d bytes for %d %s elements, want %d", len(dst), len(x), typ, want)
+	}
+	if typ == tensor.W16A16 {
+		for i, v := range x {
+			binary.LittleEndian.PutUint16(dst[2*i:], tensor.Float32ToBF16(v))
+		}
+		return nil
 	}
 	g, bb := tensor.WeightGroup, typ.BlockBytes()
 	for i := 0; i*g < len(x); i++ {

@@ -121,6 +121,9 @@ func Open(src string, opt Options) (*Store, error) {
 	if err := CheckPath(opt.Path); err != nil {
 		return nil, err
 	}
+	if opt.Path == W16A16 && !kernels.HasW16A16() {
+		return nil, fmt.Errorf("weight path w16a16 needs AVX-512 BF16 (VDPBF16PS), which the kernel tier in use (%s) lacks: use gguf to keep BF16 weights with float32 activations", kernels.Tier())
+	}
 	if opt.Log == nil {
 		opt.Log = slog.New(slog.DiscardHandler)
 	}

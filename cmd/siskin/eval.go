@@ -126,7 +126,7 @@ per line (blank lines skipped), or a built-in set of 12.`,
 	f := cmd.Flags()
 	f.StringVarP(&modelPath, "model", "m", "", "model under test: a .gguf file or a Hugging Face folder")
 	f.StringVar(&refPath, "reference", "", "reference weights of the same model (F32/BF16/F16 GGUF or Hugging Face folder)")
-	f.StringVar(&weightPath, "weight-path", "gguf", "how MODEL's weights are stored and computed: gguf (as in the file), w4a8, w4a16, w8a8, q4_k_m")
+	f.StringVar(&weightPath, "weight-path", "gguf", "how MODEL's weights are stored and computed: gguf (as in the file), w4a8, w4a16, w8a8, q4_k_m, w16a16")
 	f.StringVar(&weightCache, "weight-cache", "", "directory of converted and packed weights, or off (default $SISKIN_CACHE_DIR, else the user cache directory)")
 	f.IntVarP(&n, "n-predict", "n", 32, "greedy tokens per prompt (the positions measured)")
 	f.StringVar(&promptsPath, "prompts", "", "file of prompts, one per line (default: a built-in set of 12)")

@@ -100,7 +100,7 @@ func serveCmd() *cobra.Command {
 	fl.StringVar(&f.chatTemplate, "chat-template", "", "Jinja chat template file (default: the model's)")
 	fl.IntVarP(&f.threads, "threads", "t", 0, "threads (default: the profile's, else physical cores)")
 	fl.StringVar(&f.profile, "profile", "", "deploy profile: a YAML file or a built-in name ("+strings.Join(device.BuiltinNames(), ", ")+"); default: auto from the device probe")
-	fl.StringVar(&f.weightPath, "weight-path", "", "weight layout and kernels: auto, gguf, w4a8, w4a16, w8a8 or q4_k_m")
+	fl.StringVar(&f.weightPath, "weight-path", "", "weight layout and kernels: auto, gguf, w4a8, w4a16, w8a8, q4_k_m or w16a16")
 	fl.StringVar(&f.weightCache, "weight-cache", "", "directory of converted and packed weights, or off (default $SISKIN_CACHE_DIR, else the user cache directory)")
 	fl.StringVar(&f.priority, "priority", "", "speed or fidelity (picks the weight path when auto)")
 	fl.BoolVar(&f.printConfig, "print-config", false, "print the resolved configuration with the source of each value, and exit")

@@ -20,7 +20,7 @@ type weightFlags struct{ path, cache, kvType string }
 
 func (w *weightFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&w.kvType, "kv-type", device.KVCacheF16, "KV cache element type: f16 (half the memory and bandwidth, llama.cpp's default), q8_0 (blocks of 32 int8 and a scale: about a quarter of f32's bytes, faster at long contexts) or f32")
-	fl.StringVar(&w.path, "weight-path", "auto", "weight layout and kernels: auto (chosen from the CPU, as serve does), gguf, w4a8, w4a16, w8a8 or q4_k_m")
+	fl.StringVar(&w.path, "weight-path", "auto", "weight layout and kernels: auto (chosen from the CPU, as serve does), gguf, w4a8, w4a16, w8a8, q4_k_m or w16a16")
 	fl.StringVar(&w.cache, "weight-cache", "", "directory of converted and packed weights, or off (default $SISKIN_CACHE_DIR, else the user cache directory)")
 }
 

@@ -106,9 +106,15 @@ func TestWeightPaths(t *testing.T) {
 	}
 	// The Q4_K_M path makes from the F32 file what llama.cpp's quantizer
 	// made of it: the same bytes, so the same logits as its file.
-	bound := map[weightpath.Path]float64{weightpath.GGUF: 0, weightpath.Q4KM: 0, weightpath.W8A8: 1.5 * ref["q8_0"], weightpath.W4A8: 1.2 * ref["q4_0"], weightpath.W4A16: 1.2 * ref["q4_0"]}
+	// W16A16 (BF16 weights and activations, 8 significant bits each)
+	// must stay within llama.cpp's Q8_0 file's error.
+	bound := map[weightpath.Path]float64{weightpath.GGUF: 0, weightpath.Q4KM: 0, weightpath.W8A8: 1.5 * ref["q8_0"], weightpath.W4A8: 1.2 * ref["q4_0"], weightpath.W4A16: 1.2 * ref["q4_0"],
+		weightpath.W16A16: ref["q8_0"]}
 	for _, path := range weightpath.Paths {
 		t.Run(string(path), func(t *testing.T) {
+			if path == weightpath.W16A16 && !kernels.HasW16A16() {
+				t.Skipf("the %s kernel tier has no AVX-512 BF16: w16a16 is refused here (TestW16A16Refused)", kernels.Tier())
+			}
 			src, refSrc := f32, f32
 			switch path {
 			case weightpath.GGUF:
@@ -214,6 +220,8 @@ func tensorOf(path weightpath.Path) tensor.Type {
 		return tensor.W4A16
 	case weightpath.W8A8:
 		return tensor.W8A8
+	case weightpath.W16A16:
+		return tensor.W16A16
 	}
 	return tensor.Q4_K
 }
