@@ -198,7 +198,68 @@ func floatVecN512(a *asm, t floatType, n int) {
 	name := fmt.Sprintf("%sVec%dAVX512", t.name, n)
 	l := func(s string) string { return fmt.Sprintf("%sz%d%s", t.name, n, s) }
 	a.raw("// func %s(out []float32, ostride int, w []byte, stride, rows, chunks int, x []float32, xstride int)", name)
-	a.raw("TEXT ·%s(SB), NOSPLIT, $0-112", name)
+	sixRowKernel(a, name, l, false, func() {
+		if n == 8 {
+			a.op("LEAQ (R10)(R11*4), R15")
+		}
+		acc := func(p, i int) int { return 8 + n*p + i }
+		for r := 8; r < 8+3*n; r++ {
+			a.op("VPXORD Z%d, Z%d, Z%d", r, r, r)
+		}
+		a.label(l("chunk"))
+		for p := 0; p < 3; p++ {
+			t.load(a, sixRowAddr[2*p], sixRowAddr[2*p+1], p)
+		}
+		xAddr := []string{"(R10)", "(R10)(R11*1)", "(R10)(R11*2)", "(R10)(R14*1)",
+			"(R15)", "(R15)(R11*1)", "(R15)(R11*2)", "(R15)(R14*1)"}
+		for i := 0; i < n; i++ {
+			a.op("VBROADCASTF64X4 %s, Z3", xAddr[i])
+			for p := 0; p < 3; p++ {
+				a.op("VFMADD231PS Z3, Z%d, Z%d", p, acc(p, i))
+			}
+		}
+		a.op("ADDQ $%d, BX", 8*t.eb)
+		a.op("ADDQ $%d, R12", 8*t.eb)
+		a.op("ADDQ $32, R10")
+		if n == 8 {
+			a.op("ADDQ $32, R15")
+		}
+		a.op("DECQ DX")
+		a.op("JNZ %s", l("chunk"))
+		a.op("LEAQ (DI)(AX*4), DX")
+		outAddr := []string{"(DI)", "(DI)(AX*1)", "(DI)(AX*2)", "(DI)(R13*1)",
+			"(DX)", "(DX)(AX*1)", "(DX)(AX*2)", "(DX)(R13*1)"}
+		for p := 0; p < 3; p++ {
+			for i := 0; i < n; i++ {
+				a.op("VMOVAPS Z%d, Z4", acc(p, i))
+				a.op("VEXTRACTF64X4 $1, Z4, Y5")
+				hsum(a, 4, 6)
+				hsum(a, 5, 6)
+				a.op("VMOVSS X4, %d%s", 8*p, outAddr[i])
+				a.op("VMOVSS X5, %d%s", 8*p+4, outAddr[i])
+			}
+		}
+	})
+}
+
+// sixRowAddr are the six rows of a group of sixRowKernel.
+var sixRowAddr = []string{"(BX)", "(BX)(R8*1)", "(BX)(R8*2)", "(R12)", "(R12)(R8*1)", "(R12)(R8*2)"}
+
+// sixRowKernel emits the frame of the kernels that take weight rows six
+// at a time against several activation rows: TEXT name(out []float32,
+// ostride int, w []byte, stride, rows, chunks int, [tail uint64,] x
+// []T, xstride int), with xstride in elements of 4 bytes (float32
+// activations) or, with tail, in bytes. It loads DI out, AX/R13 ostride
+// x1/x3 in bytes, SI w, R8 stride, CX rows, R9 chunks, R11/R14 xstride
+// x1/x3 in bytes, and with tail R15 and K1 the tail mask; then for each
+// group of 6 rows it sets BX/R12 to rows 0/3, R10 to x and DX to chunks,
+// runs group, and steps DI and SI on. l names its labels.
+func sixRowKernel(a *asm, name string, l func(string) string, tail bool, group func()) {
+	xOff, frame := 80, 112
+	if tail {
+		xOff, frame = 88, 120
+	}
+	a.raw("TEXT ·%s(SB), NOSPLIT, $0-%d", name, frame)
 	a.op("MOVQ out_base+0(FP), DI")
 	a.op("MOVQ ostride+24(FP), AX")
 	a.op("SHLQ $2, AX")
@@ -207,8 +268,14 @@ func floatVecN512(a *asm, t floatType, n int) {
 	a.op("MOVQ stride+56(FP), R8")
 	a.op("MOVQ rows+64(FP), CX")
 	a.op("MOVQ chunks+72(FP), R9")
-	a.op("MOVQ xstride+104(FP), R11")
-	a.op("SHLQ $2, R11")
+	if tail {
+		a.op("MOVQ tail+80(FP), R15")
+		a.op("KMOVD R15, K1")
+	}
+	a.op("MOVQ xstride+%d(FP), R11", xOff+24)
+	if !tail {
+		a.op("SHLQ $2, R11")
+	}
 	a.op("LEAQ (R11)(R11*2), R14")
 	a.op("TESTQ CX, CX")
 	a.op("JZ %s", l("done"))
@@ -216,49 +283,9 @@ func floatVecN512(a *asm, t floatType, n int) {
 	a.op("MOVQ SI, BX")
 	a.op("LEAQ (SI)(R8*2), R12")
 	a.op("ADDQ R8, R12")
-	a.op("MOVQ x_base+80(FP), R10")
-	if n == 8 {
-		a.op("LEAQ (R10)(R11*4), R15")
-	}
+	a.op("MOVQ x_base+%d(FP), R10", xOff)
 	a.op("MOVQ R9, DX")
-	acc := func(p, i int) int { return 8 + n*p + i }
-	for r := 8; r < 8+3*n; r++ {
-		a.op("VPXORD Z%d, Z%d, Z%d", r, r, r)
-	}
-	a.label(l("chunk"))
-	rowAddr := []string{"(BX)", "(BX)(R8*1)", "(BX)(R8*2)", "(R12)", "(R12)(R8*1)", "(R12)(R8*2)"}
-	for p := 0; p < 3; p++ {
-		t.load(a, rowAddr[2*p], rowAddr[2*p+1], p)
-	}
-	xAddr := []string{"(R10)", "(R10)(R11*1)", "(R10)(R11*2)", "(R10)(R14*1)",
-		"(R15)", "(R15)(R11*1)", "(R15)(R11*2)", "(R15)(R14*1)"}
-	for i := 0; i < n; i++ {
-		a.op("VBROADCASTF64X4 %s, Z3", xAddr[i])
-		for p := 0; p < 3; p++ {
-			a.op("VFMADD231PS Z3, Z%d, Z%d", p, acc(p, i))
-		}
-	}
-	a.op("ADDQ $%d, BX", 8*t.eb)
-	a.op("ADDQ $%d, R12", 8*t.eb)
-	a.op("ADDQ $32, R10")
-	if n == 8 {
-		a.op("ADDQ $32, R15")
-	}
-	a.op("DECQ DX")
-	a.op("JNZ %s", l("chunk"))
-	a.op("LEAQ (DI)(AX*4), DX")
-	outAddr := []string{"(DI)", "(DI)(AX*1)", "(DI)(AX*2)", "(DI)(R13*1)",
-		"(DX)", "(DX)(AX*1)", "(DX)(AX*2)", "(DX)(R13*1)"}
-	for p := 0; p < 3; p++ {
-		for i := 0; i < n; i++ {
-			a.op("VMOVAPS Z%d, Z4", acc(p, i))
-			a.op("VEXTRACTF64X4 $1, Z4, Y5")
-			hsum(a, 4, 6)
-			hsum(a, 5, 6)
-			a.op("VMOVSS X4, %d%s", 8*p, outAddr[i])
-			a.op("VMOVSS X5, %d%s", 8*p+4, outAddr[i])
-		}
-	}
+	group()
 	a.op("ADDQ $24, DI")
 	a.op("LEAQ (SI)(R8*4), SI")
 	a.op("LEAQ (SI)(R8*2), SI")

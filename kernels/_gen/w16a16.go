@@ -74,6 +74,26 @@ func w16a16File() *asm {
 	return k
 }
 
+// chunkLoop emits the loop over DX whole chunks (chunk(false), then the
+// registers step advanced 64 bytes) and, where the mask in register tail
+// is not 0, the last partial chunk (chunk(true)), ending at label sums.
+func chunkLoop(a *asm, l func(string) string, tail string, chunk func(tail bool), step ...string) {
+	a.op("TESTQ DX, DX")
+	a.op("JZ %s", l("tail"))
+	a.label(l("chunk"))
+	chunk(false)
+	for _, r := range step {
+		a.op("ADDQ $64, %s", r)
+	}
+	a.op("DECQ DX")
+	a.op("JNZ %s", l("chunk"))
+	a.label(l("tail"))
+	a.op("TESTQ %s, %s", tail, tail)
+	a.op("JZ %s", l("sums"))
+	chunk(true)
+	a.label(l("sums"))
+}
+
 // w16a16Quant emits w16a16QuantAVX512(dst []byte, x []float32, chunks
 // int): 32 floats a chunk to BF16 (round to nearest even, inputs below
 // the normal range to zero).
@@ -155,20 +175,7 @@ func w16a16Vec(a *asm, g int) {
 			vdpbf16ps(a, 16+r, 8, r)
 		}
 	}
-	a.op("TESTQ DX, DX")
-	a.op("JZ %s", l("tail"))
-	a.label(l("chunk"))
-	chunk(false)
-	a.op("ADDQ $64, BX")
-	a.op("ADDQ $64, R13")
-	a.op("ADDQ $64, R12")
-	a.op("DECQ DX")
-	a.op("JNZ %s", l("chunk"))
-	a.label(l("tail"))
-	a.op("TESTQ AX, AX")
-	a.op("JZ %s", l("sums"))
-	chunk(true)
-	a.label(l("sums"))
+	chunkLoop(a, l, "AX", chunk, "BX", "R13", "R12")
 	for r := 0; r < g; r++ {
 		reduce16(a, r, 9, 10)
 		a.op("VMOVSS X9, %d(DI)", 4*r)
@@ -196,76 +203,35 @@ func w16a16Vec(a *asm, g int) {
 // Z(4r+i) the sums of row r with activation row i, Z24-Z27 the four
 // activation rows' chunk, Z28 a row's weights, Z29/Z30 scratch.
 func w16a16Vec4(a *asm) {
+	l := func(s string) string { return "w16v4" + s }
 	a.raw("// func w16a16Vec4AVX512(out []float32, ostride int, w []byte, stride, rows, chunks int, tail uint64, x []byte, xstride int)")
-	a.raw("TEXT ·w16a16Vec4AVX512(SB), NOSPLIT, $0-120")
-	a.op("MOVQ out_base+0(FP), DI")
-	a.op("MOVQ ostride+24(FP), AX")
-	a.op("SHLQ $2, AX")
-	a.op("LEAQ (AX)(AX*2), R13")
-	a.op("MOVQ w_base+32(FP), SI")
-	a.op("MOVQ stride+56(FP), R8")
-	a.op("MOVQ rows+64(FP), CX")
-	a.op("MOVQ chunks+72(FP), R9")
-	a.op("MOVQ tail+80(FP), R15")
-	a.op("KMOVD R15, K1")
-	a.op("MOVQ xstride+112(FP), R11")
-	a.op("LEAQ (R11)(R11*2), R14")
-	a.op("TESTQ CX, CX")
-	a.op("JZ w16v4done")
-	a.label("w16v4group")
-	a.op("MOVQ SI, BX")
-	a.op("LEAQ (SI)(R8*2), R12")
-	a.op("ADDQ R8, R12")
-	a.op("MOVQ x_base+88(FP), R10")
-	a.op("MOVQ R9, DX")
-	for r := 0; r < 24; r++ {
-		a.op("VPXORD Z%d, Z%d, Z%d", r, r, r)
-	}
-	rowAddr := []string{"(BX)", "(BX)(R8*1)", "(BX)(R8*2)", "(R12)", "(R12)(R8*1)", "(R12)(R8*2)"}
-	xAddr := []string{"(R10)", "(R10)(R11*1)", "(R10)(R11*2)", "(R10)(R14*1)"}
-	chunk := func(tail bool) {
-		for i := 0; i < 4; i++ {
-			a.op("VMOVDQU64 %s, Z%d", xAddr[i], 24+i)
+	sixRowKernel(a, "w16a16Vec4AVX512", l, true, func() {
+		for r := 0; r < 24; r++ {
+			a.op("VPXORD Z%d, Z%d, Z%d", r, r, r)
 		}
-		for r := 0; r < 6; r++ {
-			if tail {
-				a.op("VMOVDQU16.Z %s, K1, Z28", rowAddr[r])
-			} else {
-				a.op("VMOVDQU64 %s, Z28", rowAddr[r])
-			}
+		xAddr := []string{"(R10)", "(R10)(R11*1)", "(R10)(R11*2)", "(R10)(R14*1)"}
+		chunk := func(tail bool) {
 			for i := 0; i < 4; i++ {
-				vdpbf16ps(a, 28, 24+i, 4*r+i)
+				a.op("VMOVDQU64 %s, Z%d", xAddr[i], 24+i)
+			}
+			for r := 0; r < 6; r++ {
+				if tail {
+					a.op("VMOVDQU16.Z %s, K1, Z28", sixRowAddr[r])
+				} else {
+					a.op("VMOVDQU64 %s, Z28", sixRowAddr[r])
+				}
+				for i := 0; i < 4; i++ {
+					vdpbf16ps(a, 28, 24+i, 4*r+i)
+				}
 			}
 		}
-	}
-	a.op("TESTQ DX, DX")
-	a.op("JZ w16v4tail")
-	a.label("w16v4chunk")
-	chunk(false)
-	a.op("ADDQ $64, BX")
-	a.op("ADDQ $64, R12")
-	a.op("ADDQ $64, R10")
-	a.op("DECQ DX")
-	a.op("JNZ w16v4chunk")
-	a.label("w16v4tail")
-	a.op("TESTQ R15, R15")
-	a.op("JZ w16v4sums")
-	chunk(true)
-	a.label("w16v4sums")
-	outAddr := []string{"(DI)", "(DI)(AX*1)", "(DI)(AX*2)", "(DI)(R13*1)"}
-	for r := 0; r < 6; r++ {
-		for i := 0; i < 4; i++ {
-			reduce16(a, 4*r+i, 29, 30)
-			a.op("VMOVSS X29, %s%s", offs(4*r), outAddr[i])
+		chunkLoop(a, l, "R15", chunk, "BX", "R12", "R10")
+		outAddr := []string{"(DI)", "(DI)(AX*1)", "(DI)(AX*2)", "(DI)(R13*1)"}
+		for r := 0; r < 6; r++ {
+			for i := 0; i < 4; i++ {
+				reduce16(a, 4*r+i, 29, 30)
+				a.op("VMOVSS X29, %s%s", offs(4*r), outAddr[i])
+			}
 		}
-	}
-	a.op("ADDQ $24, DI")
-	a.op("LEAQ (SI)(R8*4), SI")
-	a.op("LEAQ (SI)(R8*2), SI")
-	a.op("SUBQ $6, CX")
-	a.op("JNZ w16v4group")
-	a.label("w16v4done")
-	a.op("VZEROUPPER")
-	a.op("RET")
-	a.raw("")
+	})
 }
