@@ -225,12 +225,9 @@ func mul(out []float32, w *tensor.Matrix, k *matKernel, xq []byte, xs, n int) {
 	if k.rowTile != 0 {
 		t.rowTile = k.rowTile
 	}
-	grain := 8
-	switch {
-	case n > 1:
+	grain := 8 // one row: the AVX-512 float and W16A16 kernels' group of rows
+	if n > 1 {
 		grain = t.rowTile
-	case k.float:
-		grain = 16 // the AVX-512 float kernels' group; fewer rows run AVX2's
 	}
 	parallelFor(t, w.Rows, n*w.Cols, grain)
 	*t = matTask{}

@@ -3,13 +3,13 @@ package main
 import "fmt"
 
 // The AVX-512 float-weight matrix-vector kernels (float_avx512_amd64.s):
-// F16 and BF16 weights times one float32 vector (16 rows at a time) or
+// F16 and BF16 weights times one float32 vector (8 rows at a time) or
 // four or eight (6 rows at a time).
 // A ZMM register holds the same 8 columns of two rows (low and high
 // half), so each row keeps the AVX2 kernels' one 8-lane FMA chain over
 // its columns in order, and its sum is reduced by the same HSUM steps:
 // every result is bit-identical to the AVX2 tier's (float_avx2_amd64.s),
-// while 8 (one vector), 12 (four) or 24 (eight) independent ZMM chains
+// while 4 (one vector), 12 (four) or 24 (eight) independent ZMM chains
 // keep both FMA pipes busy.
 // F32 has none: pairing rows costs it a shuffle per load that the AVX2
 // kernel does not pay, and it measured slower (BenchmarkFloatMatVec,
@@ -40,7 +40,7 @@ var floatTypes = []floatType{
 // floatPrefetch is how far ahead in each row the one-vector kernels
 // prefetch. BenchmarkDecodeStream/F16/avx512 (two threads, Zen 5, two
 // alternated rounds): 0.78-0.84 of the read probe without, 0.90-0.96 at
-// 256, 512 or 1024 bytes.
+// 256, 512 or 1024 bytes (with 16 rows a group).
 const floatPrefetch = 512
 
 // offs writes a displacement as the hand-written kernels did: none for 0.
@@ -74,13 +74,18 @@ func hsum(a *asm, r, t int) {
 }
 
 // floatVec512 emits <t>VecAVX512(out []float32, w []byte, stride, chunks
-// int, x []float32): len(out) rows (a multiple of 16) of chunks 8-column
+// int, x []float32): len(out) rows (a multiple of 8) of chunks 8-column
 // chunks, four chunks (a 64-byte line of every row) a step with the
 // lines floatPrefetch bytes on prefetched, then the rest one at a time.
-// Registers: DI out, CX 16-row groups left, SI the group's first
-// row, R8/R11 stride x1/x3, BX/R13/R14/AX rows 0/4/8/12 of the group, R12
-// x, DX chunks left; Z0-Z7 the sums of row pairs (2p, 2p+1), Z8 the
-// 8 activations in both halves, Z9-Z12 widened weights.
+// Eight rows, not sixteen: BenchmarkDecodeStream (two threads, two sets
+// of three rounds of the two builds alternated) put sixteen-row F16 and
+// BF16 at 1.03-1.19x the time of W16A16's eight-row kernel over the same
+// bytes in the same run, eight-row at 0.95-1.11x (fewer streams for the
+// prefetchers to follow, a reading).
+// Registers: DI out, CX 8-row groups left, SI the group's first row,
+// R8/R11 stride x1/x3, BX/R13 rows 0/4 of the group, R12 x, DX chunks
+// left; Z0-Z3 the sums of row pairs (2p, 2p+1), Z8 the 8 activations in
+// both halves, Z9-Z12 widened weights.
 func floatVec512(a *asm, t floatType) {
 	name := t.name + "VecAVX512"
 	l := func(s string) string { return t.name + "z" + s }
@@ -93,19 +98,17 @@ func floatVec512(a *asm, t floatType) {
 	a.op("MOVQ chunks+56(FP), R9")
 	a.op("MOVQ x_base+64(FP), R10")
 	a.op("LEAQ (R8)(R8*2), R11")
-	a.op("SHRQ $4, CX")
+	a.op("SHRQ $3, CX")
 	a.op("JZ %s", l("done"))
 	a.label(l("group"))
 	a.op("MOVQ SI, BX")
 	a.op("LEAQ (SI)(R8*4), R13")
-	a.op("LEAQ (R13)(R8*4), R14")
-	a.op("LEAQ (R14)(R8*4), AX")
 	a.op("MOVQ R10, R12")
 	a.op("MOVQ R9, DX")
-	for p := 0; p < 8; p++ {
+	for p := 0; p < 4; p++ {
 		a.op("VPXORD Z%d, Z%d, Z%d", p, p, p)
 	}
-	bases := []string{"BX", "R13", "R14", "AX"}
+	bases := []string{"BX", "R13"}
 	rowAddr := func(r, off int) string {
 		b, o := bases[r/4], ""
 		if off != 0 {
@@ -121,17 +124,17 @@ func floatVec512(a *asm, t floatType) {
 		}
 		return o + "(" + b + ")(R11*1)"
 	}
-	// chunk emits chunk k of a step: the FMAs of all 16 rows, and with
-	// prefetch the lines floatPrefetch bytes on of rows 4k-4k+3.
+	// chunk emits chunk k of a step: the FMAs of all 8 rows, and with
+	// prefetch the lines floatPrefetch bytes on of rows 2k and 2k+1.
 	chunk := func(k int, prefetch bool) {
 		a.op("VBROADCASTF64X4 %s(R12), Z8", offs(32*k))
-		for p := 0; p < 8; p++ {
-			r := 9 + p%4
+		for p := 0; p < 4; p++ {
+			r := 9 + p
 			t.load(a, rowAddr(2*p, 8*t.eb*k), rowAddr(2*p+1, 8*t.eb*k), r)
 			a.op("VFMADD231PS Z8, Z%d, Z%d", r, p)
 		}
 		if prefetch {
-			for r := 4 * k; r < 4*k+4; r++ {
+			for r := 2 * k; r < 2*k+2; r++ {
 				a.op("PREFETCHT0 %s", rowAddr(r, 8*t.eb*k+floatPrefetch))
 			}
 		}
@@ -162,15 +165,14 @@ func floatVec512(a *asm, t floatType) {
 	a.op("DECQ DX")
 	a.op("JNZ %s", l("chunk"))
 	a.label(l("sums"))
-	for p := 0; p < 8; p++ {
+	for p := 0; p < 4; p++ {
 		a.op("VEXTRACTF64X4 $1, Z%d, Y9", p)
 		hsum(a, p, 10)
 		hsum(a, 9, 10)
 		a.op("VMOVSS X%d, %d(DI)", p, 8*p)
 		a.op("VMOVSS X9, %d(DI)", 8*p+4)
 	}
-	a.op("ADDQ $64, DI")
-	a.op("LEAQ (SI)(R8*8), SI")
+	a.op("ADDQ $32, DI")
 	a.op("LEAQ (SI)(R8*8), SI")
 	a.op("DECQ CX")
 	a.op("JNZ %s", l("group"))
