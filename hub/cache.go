@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/siskin-ml/siskin/mmap"
 )
 
 // CacheDir is the Hugging Face cache that transformers, vLLM and the hf
@@ -176,7 +178,12 @@ func copyFile(src, dst string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := io.Copy(out, in); err != nil {
+	w := mmap.NewWriter(out, 0) // a model: cached in 2 MiB folios for its mapping
+	_, err = io.Copy(w, in)
+	if err == nil {
+		err = w.Flush()
+	}
+	if err != nil {
 		out.Close()
 		os.Remove(dst)
 		return err

@@ -16,6 +16,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/siskin-ml/siskin/mmap"
 )
 
 // errVerify marks a download whose bytes do not match the Hub's ETag;
@@ -180,7 +182,7 @@ func (c *Client) get(ctx context.Context, repo, file string, m fileMeta, f *os.F
 	if c.Progress != nil {
 		bar = c.Progress.File(repo+"/"+file, m.size, have)
 	}
-	n, err := c.copyIdle(cancel, f, h, resp.Body, bar)
+	n, err := c.copyIdle(cancel, f, have, h, resp.Body, bar)
 	have += n
 	bar.Done(err == nil)
 	if err != nil {
@@ -205,22 +207,29 @@ func restart(f *os.File, h hash.Hash, size int64) (int64, error) {
 
 var errIdle = errors.New("no data received")
 
-// copyIdle copies body to f and h, cancelling the request when no byte
-// arrives for IdleTimeout (a stalled connection is retried, not waited
-// on forever).
-func (c *Client) copyIdle(cancel context.CancelFunc, f *os.File, h hash.Hash, body io.Reader, bar FileBar) (int64, error) {
+// copyIdle copies body to f (which holds have bytes) and h, cancelling
+// the request when no byte arrives for IdleTimeout (a stalled connection
+// is retried, not waited on forever). It writes f through an mmap.Writer,
+// so that the model stays cached in 2 MiB folios for its mapping; a retry
+// resumes from f's size, not from the count returned.
+func (c *Client) copyIdle(cancel context.CancelFunc, f *os.File, have int64, h hash.Hash, body io.Reader, bar FileBar) (n int64, err error) {
 	var idle atomic.Bool
 	var timer *time.Timer
 	if c.IdleTimeout > 0 {
 		timer = time.AfterFunc(c.IdleTimeout, func() { idle.Store(true); cancel() })
 		defer timer.Stop()
 	}
-	w := io.Writer(f)
+	fw := mmap.NewWriter(f, have)
+	defer func() {
+		if ferr := fw.Flush(); err == nil {
+			err = ferr
+		}
+	}()
+	w := io.Writer(fw)
 	if h != nil {
-		w = io.MultiWriter(f, h)
+		w = io.MultiWriter(fw, h)
 	}
 	buf := make([]byte, 256<<10)
-	var n int64
 	for {
 		k, rerr := body.Read(buf)
 		if k > 0 {

@@ -1,10 +1,10 @@
 package quantize
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/siskin-ml/siskin/gguf"
+	"github.com/siskin-ml/siskin/mmap"
 	"github.com/siskin-ml/siskin/tensor"
 )
 
@@ -95,7 +96,7 @@ func writeGGUF(path string, kvs []gguf.KV, tensors []outTensor, opt writeOptions
 			os.Remove(tmp.Name())
 		}
 	}()
-	w := bufio.NewWriterSize(tmp, 4<<20)
+	w := mmap.NewWriter(tmp, 0)
 	if _, err = w.Write(header); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
@@ -163,7 +164,7 @@ type chunkResult struct {
 // streamTensor computes and writes one tensor's rows. Chunks are handed to
 // workers in order, at most 2*threads ahead of the writer, and written in
 // order as they complete.
-func streamTensor(w *bufio.Writer, t *outTensor, threads int, progress func(int64)) error {
+func streamTensor(w io.Writer, t *outTensor, threads int, progress func(int64)) error {
 	rowLen, rows := t.rowLen(), t.rows()
 	rowBytes, _ := tensor.RowBytes(t.typ, rowLen)
 	per := rowsPerChunk(rowLen)

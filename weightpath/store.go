@@ -15,6 +15,7 @@ import (
 
 	"github.com/siskin-ml/siskin/gguf"
 	"github.com/siskin-ml/siskin/kernels"
+	"github.com/siskin-ml/siskin/mmap"
 	"github.com/siskin-ml/siskin/model"
 	"github.com/siskin-ml/siskin/quantize"
 	"github.com/siskin-ml/siskin/tensor"
@@ -494,7 +495,11 @@ func (s *Store) write() error {
 	if err != nil {
 		return err
 	}
-	_, err = b.WriteTo(f)
+	w := mmap.NewWriter(f, 0)
+	_, err = b.WriteTo(w)
+	if err == nil {
+		err = w.Flush()
+	}
 	if err == nil {
 		err = f.Sync()
 	}
