@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"runtime/pprof"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/siskin-ml/siskin/bench"
+	"github.com/siskin-ml/siskin/mmap"
 )
 
 func benchCmd() *cobra.Command {
@@ -107,6 +109,7 @@ is also given as a multiple of one stream's.`,
 			if err != nil {
 				return fmt.Errorf("%s: %w", modelPath, err)
 			}
+			smallPagesNote(cmd.ErrOrStderr())
 			if asJSON {
 				return bench.WriteJSON(cmd.OutOrStdout(), results)
 			}
@@ -177,4 +180,26 @@ func benchServe(cmd *cobra.Command, url, key string, conc, gens []int, reps int,
 		return bench.WriteServeJSON(cmd.OutOrStdout(), results)
 	}
 	return bench.WriteServeTable(cmd.OutOrStdout(), results)
+}
+
+// smallPagesNote says which large mapped files (the model, its weight
+// cache) are mostly mapped in 4 KiB pages after the run: their page
+// cache holds them in small folios, and decoding from them measured up
+// to several times slower (README, Page cache).
+func smallPagesNote(w io.Writer) {
+	if b, err := os.ReadFile("/sys/kernel/mm/transparent_hugepage/enabled"); err != nil || strings.Contains(string(b), "[never]") {
+		return // no 2 MiB mappings to be had
+	}
+	files, err := mmap.MappedFiles()
+	if err != nil {
+		return
+	}
+	for _, f := range files {
+		if f.Resident >= 256<<20 && f.Huge < f.Resident/2 {
+			fmt.Fprintf(w, "note: %s: %d of its %d resident MiB are mapped in 2 MiB pages; the page cache holds it in small "+
+				"folios, which slows decoding (README, Page cache); `dd if=%s iflag=nocache count=0` drops it from the cache, "+
+				"so that the next start reads it back in large folios where the filesystem has them (ext4, XFS)\n",
+				f.Path, f.Huge>>20, f.Resident>>20, f.Path)
+		}
+	}
 }
