@@ -18,7 +18,7 @@ func withW16A16(m map[tensor.Type]*matKernel) {
 		return
 	}
 	m[tensor.W16A16] = &matKernel{actBytes: w16a16ActBytes, quant: w16a16QuantAsm, vec: w16a16VecAsm, vec4: w16a16Vec4Asm,
-		rowTile: 6} // four groups of the 6 rows vec4 takes
+		rowTile: 6} // one group of the 6 rows vec4 takes: its weights stay in L1 while the activation rows pass
 }
 
 func w16a16QuantAsm(dst []byte, x []float32) {

@@ -46,7 +46,7 @@ func parseSmaps(r io.Reader) ([]FilePages, error) {
 	for sc.Scan() {
 		line := sc.Bytes()
 		key, rest, ok := bytes.Cut(line, []byte(":"))
-		if ok && bytes.IndexByte(key, ' ') < 0 && !bytes.Contains(key, []byte("-")) {
+		if ok && bytes.IndexByte(key, ' ') < 0 { // a header has spaces before its first ':' (in dev)
 			if cur < 0 {
 				continue
 			}
