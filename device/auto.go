@@ -75,9 +75,13 @@ func AutoProfile(info *Info) *Profile {
 //   - arm64: w4a16 until a dotprod w4a8 kernel has been measured to win.
 //     (w4a8 and w8a8 run the Q4_0/Q8_0 NEON and dotprod kernels on rows
 //     repacked at load, when asked for; no arm64 hardware has timed them.)
-//   - AMX: w4a8; int8 tile products (TDPBUSD) multiply 4-bit weights by
-//     int8 activations several times faster than float FMAs (no AMX
-//     kernel yet: the AVX-512 tier runs it).
+//   - AMX: as AVX-512 VNNI below, while siskin has no AMX tile kernel
+//     (the AVX-512 tier runs every path). Measured on an AMX Xeon
+//     (Sapphire Rapids class, 2 threads, Qwen3-1.7B shape from F16,
+//     siskin bench -p 512 -n 128 -r 3, two alternated pairs): w4a8
+//     prefilled 1.07-1.08x as fast as q4_k_m, q4_k_m decoded 1.05-1.10x
+//     as fast as w4a8; both decode within 10% of the faster, so the more
+//     faithful q4_k_m wins.
 //   - AVX-512 VNNI: q4_k_m, as on AVX2. The avx512 kernel tier has
 //     VPDPBUSD kernels for Q4_K/Q6_K (q4_k_m) and for Q4_0/Q8_0 (w4a8,
 //     w8a8) alike and gives the AVX2 tier's bits, so the fidelity figures
@@ -114,11 +118,11 @@ func ChooseWeightPath(info *Info, priority string) (path WeightPath, why string)
 			dp = "has dotprod"
 		}
 		return WeightPathW4A16, "arm64 (" + dp + "): w4a16 until a dotprod w4a8 kernel is measured"
-	case f.AMXTile && f.AMXInt8:
-		return WeightPathW4A8, "AMX int8 tiles: 4-bit weights with int8 activations"
 	case f.AVX512VNNI:
 		why := "AVX-512 VNNI: q4_k_m (llama.cpp's Q4_K_M mix made at load), whose VNNI kernels measured faster per byte than w4a8's and which is more faithful to the reference"
-		if info.AMX.CPUHas {
+		if f.AMXTile && f.AMXInt8 {
+			why += "; AMX tiles are usable but siskin has no AMX kernel yet"
+		} else if info.AMX.CPUHas {
 			why += "; the CPU has AMX but it is not usable here"
 			if info.AMX.Detail != "" {
 				why += " (" + info.AMX.Detail + ")"

@@ -73,7 +73,7 @@ func TestResolvePrecedence(t *testing.T) {
 	if path, _ := got.WeightPath(avx2Laptop); path != "q4_k_m" {
 		t.Errorf("auto weight path on AVX2: %s", path)
 	}
-	if path, _ := got.WeightPath(amxServer); path != "w4a8" {
+	if path, _ := got.WeightPath(amxServer); path != "q4_k_m" {
 		t.Errorf("auto weight path on AMX: %s", path)
 	}
 	// A fidelity flag changes the auto choice.
