@@ -5,6 +5,8 @@ import (
 	"sort"
 	"sync"
 	"time"
+
+	"github.com/siskin-ml/siskin/device"
 )
 
 // Bandwidth is a memory read bandwidth measurement.
@@ -22,8 +24,9 @@ var sink uint64
 // cache; 1 GiB by default in siskin bench) is first written with a non-zero
 // pattern, so every page is really mapped (a fresh zeroed allocation would
 // read the shared zero page from cache), then summed read-only as 64-bit
-// words, each goroutine over its own contiguous slice with eight
-// independent accumulators so the loop is load-bound, not add-bound. One
+// words, each goroutine over its own contiguous slice, read as four
+// streams at once (device.SumWords, which siskin probe's figure uses
+// too) so the loop is load-bound, not add-bound. One
 // unmeasured pass warms the TLB and caches, then runs timed passes each
 // give total bytes / wall time (the slowest goroutine decides); the median
 // is reported with min and max. This is the read-only sum of STREAM-like
@@ -49,7 +52,7 @@ func MeasureBandwidth(size int64, threads, runs int) (Bandwidth, error) {
 	pass := func() time.Duration {
 		sums := make([]uint64, threads)
 		start := time.Now()
-		parallelIdx(threads, len(buf), func(t, lo, hi int) { sums[t] = sum(buf[lo:hi]) })
+		parallelIdx(threads, len(buf), func(t, lo, hi int) { sums[t] = device.SumWords(buf[lo:hi]) })
 		d := time.Since(start)
 		for _, s := range sums {
 			sink += s
@@ -63,27 +66,6 @@ func MeasureBandwidth(size int64, threads, runs int) (Bandwidth, error) {
 	}
 	sort.Float64s(rates)
 	return Bandwidth{Median: median(rates), Min: rates[0], Max: rates[len(rates)-1], Bytes: words * 8, Threads: threads, Runs: runs}, nil
-}
-
-// sum adds 64-bit words with eight independent accumulators.
-func sum(b []uint64) uint64 {
-	var s0, s1, s2, s3, s4, s5, s6, s7 uint64
-	i := 0
-	for ; i+8 <= len(b); i += 8 {
-		c := b[i : i+8 : i+8]
-		s0 += c[0]
-		s1 += c[1]
-		s2 += c[2]
-		s3 += c[3]
-		s4 += c[4]
-		s5 += c[5]
-		s6 += c[6]
-		s7 += c[7]
-	}
-	for ; i < len(b); i++ {
-		s0 += b[i]
-	}
-	return s0 + s1 + s2 + s3 + s4 + s5 + s6 + s7
 }
 
 // parallel splits [0, n) into threads contiguous parts.

@@ -153,14 +153,14 @@ func TestBufferSize(t *testing.T) {
 }
 
 func TestSumWords(t *testing.T) {
-	for n := range 20 {
+	for n := range 70 {
 		b := make([]uint64, n)
 		var want uint64
 		for i := range b {
 			b[i] = uint64(i*i + 1)
 			want += b[i]
 		}
-		if got := sumWords(b); got != want {
+		if got := SumWords(b); got != want {
 			t.Errorf("n=%d: %d, want %d", n, got, want)
 		}
 	}
