@@ -43,7 +43,7 @@ func fakeServer(t *testing.T, tokens, status int, seen *atomic.Int64) *httptest.
 	return ts
 }
 
-// RunServe sends one warm-up request, then Reps bursts of each
+// RunServe sends a warm-up burst as wide as the widest test, then Reps bursts of each
 // concurrency, with the first listed model, the bearer key and
 // ignore_eos; tokens a second count every request's tokens.
 func TestRunServe(t *testing.T) {
@@ -53,8 +53,8 @@ func TestRunServe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := seen.Load(); got != 1+2*1+2*3 {
-		t.Errorf("%d requests, want %d (a warm-up, then 2 bursts of 1 and 2 of 3)", got, 1+2+6)
+	if got := seen.Load(); got != 3+2*1+2*3 {
+		t.Errorf("%d requests, want %d (a warm-up of 3, then 2 bursts of 1 and 2 of 3)", got, 3+2+6)
 	}
 	if len(res) != 2 || res[0].Streams != 1 || res[1].Streams != 3 || len(res[1].Bursts) != 2 || res[1].Model != "m1" || res[0].VsSingle != 1 {
 		t.Fatalf("results %+v", res)

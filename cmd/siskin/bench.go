@@ -55,8 +55,9 @@ POST /v1/audio/speech (stream_format audio) of an in-process server instead, for
 voices each new and then with its conditioning cached, split by engine step.
 
 --url benchmarks a running OpenAI-compatible server (siskin serve, llama-server, vLLM) instead:
-after one untimed request, -r bursts for each --concurrency (default 1,8) of that many
-concurrent POST /v1/completions of -n tokens each (greedy, ignore_eos, a short prompt);
+after one untimed burst as wide as the widest --concurrency (so the server has every
+prompt cached), -r bursts for each --concurrency (default 1,8) of that many concurrent
+POST /v1/completions of -n tokens each (greedy, ignore_eos, a short prompt per stream);
 tokens/s is all the burst's completion tokens over its wall time, and each test's median
 is also given as a multiple of one stream's.`,
 		Args: cobra.NoArgs,
