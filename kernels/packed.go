@@ -237,6 +237,11 @@ type packedTask struct {
 // padRows, if not 0, replaces every kernel's pad8 (tests, benchmarks).
 var padRows = 0
 
+// quadVec8 lets the eight-row kernels that take four groups at a time
+// run where a tier has them (vnni8_amd64.go decides per CPU; tests set
+// it both ways).
+var quadVec8 = true
+
 var (
 	padActs   = sync.Pool{New: func() any { return new([]byte) }}
 	padOutput = sync.Pool{New: func() any { return new([]float32) }}

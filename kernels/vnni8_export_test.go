@@ -8,3 +8,11 @@ func SetPadRows(n int) int {
 	padRows = n
 	return old
 }
+
+// SetQuadVec8 turns the four-group eight-row kernels on or off and
+// returns the previous setting.
+func SetQuadVec8(on bool) bool {
+	old := quadVec8
+	quadVec8 = on
+	return old
+}

@@ -12,10 +12,19 @@ import (
 // kernel, it gives exactly the bits of the four-row kernel (itself
 // bit-identical to MatVec: TestPackedKernels) on every row, for pairs of
 // groups, quads of groups (the AVX-512 Q4_K and Q4_0 kernels take four
-// at a time) with a pair and an odd group after them, one block and
-// many, with the weights before a guard page. Exact equality: the integer sums are exact and
+// at a time; run with them on and off) with a pair and an odd group
+// after them, one block and many, with the weights before a guard page. Exact equality: the integer sums are exact and
 // the float steps per row are the same.
 func TestPackedEightRows(t *testing.T) {
+	for _, quad := range []bool{true, false} {
+		t.Run(fmt.Sprintf("quad=%v", quad), func(t *testing.T) {
+			defer kernels.SetQuadVec8(kernels.SetQuadVec8(quad))
+			testPackedEightRows(t)
+		})
+	}
+}
+
+func testPackedEightRows(t *testing.T) {
 	rng := newRNG(58)
 	const n = 16
 	for _, tierName := range kernels.Tiers() {
