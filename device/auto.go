@@ -102,7 +102,12 @@ func AutoProfile(info *Info) *Profile {
 //     prefilled at 0.83-1.30x (median 0.89x) of w4a8's speed, and it
 //     agrees with the reference better (siskin eval: tiny Spark mean KL
 //     0.51 against w4a8's 0.67, tiny Qwen3 0.18 against 0.26). w4a8 in
-//     turn beats w4a16's float kernels at the same fidelity.
+//     turn beats w4a16's float kernels at the same fidelity. With
+//     AVX-VNNI (the avxvnni kernel tier), measured on an Intel Xeon
+//     pinned to that tier (SISKIN_KERNELS=avxvnni, Qwen3-1.7B shape
+//     from F16, -p 512 -n 128 -r 3, two alternated pairs): w4a8 tg128
+//     12.71 / 13.56, q4_k_m 11.51 / 13.00 (0.91x and 0.96x, within 10%),
+//     pp512 119.8 / 116.5 against 110.3 / 106.3; q4_k_m stays, barely.
 //
 // The weight paths themselves are built elsewhere (package weightpath,
 // which also keeps files already quantized to 6 bits or fewer on gguf
@@ -132,7 +137,7 @@ func ChooseWeightPath(info *Info, priority string) (path WeightPath, why string)
 	case f.AVX2:
 		why := "AVX2 without AVX-512 VNNI: q4_k_m (llama.cpp's Q4_K_M mix made at load), measured faster than w4a8 at decode and more faithful to the reference"
 		if f.AVXVNNI {
-			why += " (this CPU's AVX-VNNI is not used yet)"
+			why += "; the avxvnni kernel tier runs it with AVX-VNNI, where q4_k_m decoded within 10% of w4a8"
 		}
 		return WeightPathQ4KM, why
 	}
