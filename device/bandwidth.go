@@ -18,8 +18,8 @@ import (
 // contiguous slice of 64-bit words, as four streams at once with
 // independent accumulators (SumWords), which leaves the loop limited by
 // memory rather than by the add latency or by how far one stream's
-// prefetch runs ahead; a pass's bandwidth is the buffer's size over the wall time from start to
-// the last thread finishing. Passes repeat for the requested duration
+// prefetch runs ahead; a pass's bandwidth is the buffer's size over the
+// wall time from start to the last thread finishing. Passes repeat for the requested duration
 // (at least three) and the median is reported, because a shared or
 // virtualised machine has outliers on both sides. This read-only sum is
 // what decoding does with the weights, so tokens/s is bounded by
@@ -133,8 +133,8 @@ func measureBandwidth(threads int, d time.Duration, size int64) Bandwidth {
 // the adds never limit the loads. One sequential stream a core reads
 // memory slower than the kernels do on some CPUs, and a read ceiling
 // the kernels beat is no ceiling: on an Intel Xeon VM (2 threads, 1 GiB)
-// one stream a goroutine read 14.8-16.1 GB/s, four 19.9, and decoding a
-// Q4_0 model streamed its weights at 18.9.
+// one stream a goroutine read 14.8-16.1 GB/s, four 19.6-19.9, and
+// decoding a Q4_0 model streamed its weights at 18.9.
 func SumWords(b []uint64) uint64 {
 	q := len(b) / 4 &^ 3
 	a0, a1, a2, a3 := b[:q], b[q:2*q], b[2*q:3*q], b[3*q:4*q]
