@@ -152,7 +152,7 @@ func (l *Ledger) snapshot() []item {
 
 // Report is a snapshot of the process's memory, line by line.
 type Report struct {
-	// RSSBytes and PssBytes come from /proc/self/smaps_rollup; both are 0
+	// RSSBytes and PssBytes are the sums over /proc/self/smaps; both are 0
 	// where it is not available (then only the lines mean anything).
 	RSSBytes int64   `json:"rss_bytes"`
 	PssBytes int64   `json:"pss_bytes"`

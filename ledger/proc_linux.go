@@ -90,51 +90,25 @@ func (m *pagemap) present(addr, n uintptr) ([]byte, error) {
 	return vec, nil
 }
 
-// readProc reads RSS and Pss from smaps_rollup and the mappings from
-// smaps. The executable's mappings (and the anonymous one right after
-// them, its bss) become the program line, the main thread's stack and the
-// kernel's vDSO pages another; the remaining anonymous memory is the Go
-// runtime's, split into lines by runtimeEntries.
+// readProc reads the mappings from smaps, and RSS and Pss as their sums.
+// The executable's mappings (and the anonymous one right after them, its
+// bss) become the program line, the main thread's stack and the kernel's
+// vDSO pages another; the remaining anonymous memory is the Go runtime's,
+// split into lines by runtimeEntries.
 //
-// The two files are read at different moments, and the runtime's
-// scavenger may return megabytes to the OS in between (right after a GC
-// it often does): smaps_rollup is read before and after smaps, and the
-// reading is repeated until both agree, so that RSS and the mappings
-// describe the same moment.
+// RSS is summed from the same reading, not taken from smaps_rollup: the
+// runtime's scavenger returns memory to the OS in small steps for a while
+// after a GC, so two files read a moment apart can disagree by megabytes,
+// and lines measured from one against RSS from the other then claimed
+// more than RSS. One reading keeps the lines and RSS of the same moment.
 func readProc() *procInfo {
-	var p *procInfo
-	for range 8 {
-		before, err := readRollup()
-		if err != nil {
-			return &procInfo{source: "unavailable: " + err.Error()}
-		}
-		p = readSmaps()
-		after, err := readRollup()
-		if err != nil {
-			return &procInfo{source: "unavailable: " + err.Error()}
-		}
-		p.rss, p.pss, p.source = after.rss, after.pss, "/proc/self/smaps_rollup"
-		if before.rss == after.rss {
-			break
-		}
+	p := readSmaps()
+	if !p.ok {
+		p.source = "unavailable: /proc/self/smaps could not be read"
+		return p
 	}
+	p.source = "/proc/self/smaps"
 	return p
-}
-
-func readRollup() (*procInfo, error) {
-	roll, err := os.ReadFile("/proc/self/smaps_rollup")
-	if err != nil {
-		return nil, err
-	}
-	p := &procInfo{}
-	for _, ln := range strings.Split(string(roll), "\n") {
-		if v, ok := kB(ln, "Rss:"); ok {
-			p.rss = v
-		} else if v, ok := kB(ln, "Pss:"); ok {
-			p.pss = v
-		}
-	}
-	return p, nil
 }
 
 // readSmaps reads the mappings; ok stays false when smaps is unreadable.
@@ -206,6 +180,9 @@ func readSmaps() *procInfo {
 		if cur != nil {
 			if v, ok := kB(ln, "Rss:"); ok {
 				cur.rss = v
+				p.rss += v
+			} else if v, ok := kB(ln, "Pss:"); ok {
+				p.pss += v
 			}
 		}
 	}

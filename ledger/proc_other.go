@@ -28,5 +28,5 @@ func (m *pagemap) present(addr, n uintptr) ([]byte, error) {
 
 // readProc has no smaps to read: the report carries the lines but no RSS.
 func readProc() *procInfo {
-	return &procInfo{source: "unavailable: no /proc/self/smaps_rollup on " + runtime.GOOS}
+	return &procInfo{source: "unavailable: no /proc/self/smaps on " + runtime.GOOS}
 }

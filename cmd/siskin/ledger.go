@@ -31,7 +31,7 @@ func ledgerCmd() *cobra.Command {
 then n greedy tokens), and print the memory ledger: every mapped or allocated buffer by
 name (weights per layer with their resident pages, KV per layer, RoPE tables, norm
 vectors, tokenizer, Go runtime classes, the program itself) next to the process's RSS
-and Pss from /proc/self/smaps_rollup, and the unattributed rest. --json prints the
+and Pss summed from /proc/self/smaps, and the unattributed rest. --json prints the
 same report as GET /debug/memory does.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
