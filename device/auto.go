@@ -75,13 +75,14 @@ func AutoProfile(info *Info) *Profile {
 //   - arm64: w4a16 until a dotprod w4a8 kernel has been measured to win.
 //     (w4a8 and w8a8 run the Q4_0/Q8_0 NEON and dotprod kernels on rows
 //     repacked at load, when asked for; no arm64 hardware has timed them.)
-//   - AMX: as AVX-512 VNNI below, while siskin has no AMX tile kernel
-//     (the AVX-512 tier runs every path). Measured on an AMX Xeon
-//     (Sapphire Rapids class, 2 threads, Qwen3-1.7B shape from F16,
-//     siskin bench -p 512 -n 128 -r 3, two alternated pairs): w4a8
-//     prefilled 1.07-1.08x as fast as q4_k_m, q4_k_m decoded 1.05-1.10x
-//     as fast as w4a8; both decode within 10% of the faster, so the more
-//     faithful q4_k_m wins.
+//   - AMX: as AVX-512 VNNI below. Measured on an AMX Xeon (Sapphire
+//     Rapids class, 2 threads, Qwen3-1.7B shape from F16, siskin bench
+//     -p 512 -n 128 -r 3, two alternated pairs) before the AMX Q4_K
+//     kernel, when the AVX-512 tier ran every path: w4a8 prefilled
+//     1.07-1.08x as fast as q4_k_m, q4_k_m decoded 1.05-1.10x as fast as
+//     w4a8; both decode within 10% of the faster, so the more faithful
+//     q4_k_m wins. The AMX kernel (Q4_K prefill only; decode unchanged)
+//     widens q4_k_m's lead.
 //   - AVX-512 VNNI: q4_k_m, as on AVX2. The avx512 kernel tier has
 //     VPDPBUSD kernels for Q4_K/Q6_K (q4_k_m) and for Q4_0/Q8_0 (w4a8,
 //     w8a8) alike and gives the AVX2 tier's bits, so the fidelity figures
@@ -126,7 +127,7 @@ func ChooseWeightPath(info *Info, priority string) (path WeightPath, why string)
 	case f.AVX512VNNI:
 		why := "AVX-512 VNNI: q4_k_m (llama.cpp's Q4_K_M mix made at load), whose VNNI kernels measured faster per byte than w4a8's and which is more faithful to the reference"
 		if f.AMXTile && f.AMXInt8 {
-			why += "; AMX tiles are usable but siskin has no AMX kernel yet"
+			why += "; AMX tiles are usable: the AVX-512 tier runs Q4_K prefill on them, which w4a8 (Q4_0 kernels) does not have"
 		} else if info.AMX.CPUHas {
 			why += "; the CPU has AMX but it is not usable here"
 			if info.AMX.Detail != "" {

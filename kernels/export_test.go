@@ -126,6 +126,14 @@ func PackedVec8(name string, typ tensor.Type) bool {
 	return k != nil && k.packed != nil && k.packed.vec8 != nil
 }
 
+// PackedVec32 reports whether tier name has a 32-row (AMX) packed
+// kernel for typ on this CPU.
+func PackedVec32(name string, typ tensor.Type) bool {
+	t, _ := parseTier(name)
+	k := kernelSets[t][typ]
+	return k != nil && k.packed != nil && k.packed.vec32 != nil
+}
+
 // PackedData returns the packed copy of a prepared w (nil if none).
 func PackedData(w *tensor.Matrix) []byte {
 	if p := lookupPrepared(w); p != nil {
@@ -144,9 +152,13 @@ func PackedTile(w *tensor.Matrix, out []float32, ostride, g int, q *QuantizedAct
 		return false
 	}
 	f := p.pk.vec4
-	if rows == 8 {
+	switch rows {
+	case 4:
+	case 8:
 		f = p.pk.vec8
-	} else if rows != 4 {
+	case 32:
+		f = p.pk.vec32
+	default:
 		return false
 	}
 	if f == nil {

@@ -27,7 +27,8 @@ import (
 // than a packed form). Batches run eight activation rows per weight load
 // where the tier has an eight-row kernel (AVX-512: every packed type,
 // vnni8_amd64.go; AVX2: Q6_K), four otherwise, and the last rows one at a
-// time, or padded to eight with zero rows where that measured faster
+// time (Q4_K on AMX CPUs first takes 32 rows at a time on the tiles,
+// amx_amd64.go), or padded to eight with zero rows where that measured faster
 // (packedKernel.pad8). The arm64 tiers pack only W4A8 and W8A8, into
 // row-major Q4_0 and Q8_0 rows their row-major kernels read
 // (packRowMajor).
@@ -55,6 +56,8 @@ type packedKernel struct {
 	vec4 func(out []float32, ostride int, w []byte, groups, blocks int, x []byte, xstride int)
 	// vec8, if not nil, is vec4 for eight activation rows.
 	vec8 func(out []float32, ostride int, w []byte, groups, blocks int, x []byte, xstride int)
+	// vec32, if not nil, is vec4 for 32 activation rows (AMX).
+	vec32 func(out []float32, ostride int, w []byte, groups, blocks int, x []byte, xstride int)
 	// pad8, if not 0, is the fewest rows of a batch's last incomplete
 	// eight that run through vec8 with zero rows added (padTail), rather
 	// than four and one at a time.
@@ -319,6 +322,11 @@ func (t *packedTask) groups(g0, g1, a0, a1 int) {
 		t.paddedGroups(w, g0, g1)
 		a1 = t.tail
 	}
+	if p.pk.vec32 != nil {
+		for ; i+32 <= a1; i += 32 {
+			p.pk.vec32(t.out[i*rows+g0*packRows:], rows, w, g1-g0, p.blocks, t.x[i*xs:], xs)
+		}
+	}
 	if p.pk.vec8 != nil {
 		for ; i+8 <= a1; i += 8 {
 			p.pk.vec8(t.out[i*rows+g0*packRows:], rows, w, g1-g0, p.blocks, t.x[i*xs:], xs)
@@ -396,7 +404,11 @@ func (t *packedTask) set(out []float32, p *prepared, xq []byte, xs, n int) int {
 		t.gTile = max(2, (p.groups+1)&^1)
 		return 4
 	}
-	t.actTile = max(8, packActTileBytes/max(xs, 1)/8*8)
+	rows := 8
+	if p.pk.vec32 != nil {
+		rows = 32
+	}
+	t.actTile = max(rows, packActTileBytes/max(xs, 1)/rows*rows)
 	return t.gTile
 }
 

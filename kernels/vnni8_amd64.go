@@ -52,6 +52,9 @@ func withVec8AVX512(m map[tensor.Type]*matKernel) {
 		pk.pad8 = k.pad
 		m[k.typ] = withPacked(m[k.typ], pk)
 	}
+	if amxUsable {
+		withAMX(m)
+	}
 }
 
 // pairedPacked8 returns a copy of the paired kernels k with the

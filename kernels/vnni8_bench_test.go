@@ -10,9 +10,10 @@ import (
 )
 
 // BenchmarkPackedRows: the packed kernels of the tier in use on one
-// weight tile (L2) with four and with eight activation rows per weight
-// load, alternated in each iteration, in multiply-adds per second of
-// thread CPU time (median), and the median ratio eight/four.
+// weight tile (L2) with four, eight and, where the tier has them
+// (AMX), 32 activation rows per weight load, alternated in each
+// iteration, in multiply-adds per second of thread CPU time (median), and
+// the median ratios eight/four and 32/eight.
 func BenchmarkPackedRows(b *testing.B) {
 	const n, rows, cols = 64, 3072, 2048
 	rng := newRNG(57)
@@ -32,22 +33,32 @@ func BenchmarkPackedRows(b *testing.B) {
 			q.Quantize(typ, x, n)
 			g := kernels.PackTileGroups(w) &^ 3 // the AVX-512 Q4_K/Q4_0 kernels take four groups at a time
 			macs := float64(g * 8 * cols * n)
-			var r4, r8, ratio []float64
+			widths := []int{4, 8}
+			if kernels.PackedVec32(kernels.Tier(), typ) {
+				widths = append(widths, 32)
+			}
+			rates := make([][]float64, len(widths))
+			var r84, r328 []float64
 			for b.Loop() {
-				var rate [2]float64
-				for j, k := range []int{4, 8} {
+				for j, k := range widths {
 					c0 := threadCPU()
 					for i := 0; i+k <= n; i += k {
 						kernels.PackedTile(w, out[i*rows:], rows, g, &q, i, k)
 					}
-					rate[j] = macs / (threadCPU() - c0).Seconds() / 1e9
+					rates[j] = append(rates[j], macs/(threadCPU()-c0).Seconds()/1e9)
 				}
-				r4, r8 = append(r4, rate[0]), append(r8, rate[1])
-				ratio = append(ratio, rate[1]/rate[0])
+				r84 = append(r84, rates[1][len(rates[1])-1]/rates[0][len(rates[0])-1])
+				if len(widths) > 2 {
+					r328 = append(r328, rates[2][len(rates[2])-1]/rates[1][len(rates[1])-1])
+				}
 			}
-			b.ReportMetric(median(r4), "vec4-GMAC/s")
-			b.ReportMetric(median(r8), "vec8-GMAC/s")
-			b.ReportMetric(median(ratio), "vec8/vec4")
+			for j, k := range widths {
+				b.ReportMetric(median(rates[j]), fmt.Sprintf("vec%d-GMAC/s", k))
+			}
+			b.ReportMetric(median(r84), "vec8/vec4")
+			if len(r328) > 0 {
+				b.ReportMetric(median(r328), "vec32/vec8")
+			}
 		})
 	}
 }

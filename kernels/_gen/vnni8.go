@@ -58,6 +58,8 @@ func vnni8File() *asm {
 	q8z8(k, true)
 	q40quad(k)
 	q8z8(k, false)
+	amxConsts(k)
+	q4kAMX(k)
 	return k
 }
 

@@ -1,0 +1,323 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+)
+
+// The AMX kernel of the AVX-512 tier (in packk_vnni8_amd64.s, whose
+// constants it shares): Q4_K weights times 32 activation rows, for
+// prefill on CPUs with AMX-INT8. It reads the same packed layout as the
+// eight-row kernels, two groups (16 weight rows) at a time.
+//
+// A tile product sums over all the elements it is given, but Q4_K has a
+// 6-bit scale per sub-block of 32 and weight row. Multiplying each
+// sub-block's 16x16 sums by its scales afterwards (VPMULLD) cost more
+// than the tile products saved. Instead each scale sc is split as
+// 8*hi + lo (hi, lo < 8) and the weights are multiplied by both at the
+// unpacking: q*hi and q*lo are below 106, still signed bytes, and one
+// VPMULLW multiplies the two bytes of a word exactly (q0*s < 256 never
+// carries into q1*s). Two tiles of products then sum over the whole
+// block, and I = 8*Chi + Clo is exactly the sum over sub-blocks of sc
+// times their dot products, the integer the eight-row kernel forms with
+// VPDPBUSD and VPMULLD. The mins and the float steps that follow are
+// q4k8z's operations in its order, so every result has vec1's bits.
+//
+// Per block: the 16 weight rows' nibbles become two B tiles per chunk of
+// 64 elements (16 rows of 64 bytes: row k holds elements 4k..4k+3 of
+// each weight row, as the packed loads are laid out), written to the
+// stack once for both groups of 16 activation rows; the activations are
+// A tiles straight from the q8ka rows (16 rows of 64 bytes). Tiles: 0 and
+// 5 the A tiles of activation rows 0-15 and 16-31, 1 and 2 the B tiles
+// (hi, lo), 3 and 4 the C tiles (hi, lo) of rows 0-15, 6 and 7 of rows
+// 16-31.
+//
+// The Go assembler knows no AMX instruction; they are emitted as bytes
+// (amxTile, amxDot, amxOp), checked against GNU as in amx_test.go's
+// disassembly test where objdump is present.
+
+// amxRegs numbers the general registers as the instruction encoding
+// does.
+var amxRegs = map[string]int{"AX": 0, "CX": 1, "DX": 2, "BX": 3, "SP": 4, "BP": 5, "SI": 6, "DI": 7,
+	"R8": 8, "R9": 9, "R10": 10, "R11": 11, "R12": 12, "R13": 13, "R14": 14, "R15": 15}
+
+// amxBytes emits b as one line of BYTE directives, with the instruction
+// it encodes as a comment.
+func amxBytes(a *asm, what string, b []byte) {
+	parts := make([]string, len(b))
+	for i, v := range b {
+		parts[i] = fmt.Sprintf("BYTE $0x%02x", v)
+	}
+	a.op("%s // %s", strings.Join(parts, "; "), what)
+}
+
+// amxTile encodes TILELOADD (store false) or TILESTORED (store true) of
+// tile t at disp(base)(index*1): VEX.128.F2 (F3 for the store).0F38.W0
+// 4B with a SIB byte.
+func amxTile(store bool, t int, disp int, base, index string) []byte {
+	b, x := amxRegs[base], amxRegs[index]
+	pp := byte(3) // F2: TILELOADD
+	if store {
+		pp = 2 // F3: TILESTORED
+	}
+	v1 := byte(0x80 | 0x02)
+	if x < 8 {
+		v1 |= 0x40
+	}
+	if b < 8 {
+		v1 |= 0x20
+	}
+	out := []byte{0xc4, v1, 0x78 | pp, 0x4b}
+	mod := byte(2)
+	switch {
+	case disp == 0 && b&7 != 5:
+		mod = 0
+	case disp >= -128 && disp < 128:
+		mod = 1
+	}
+	out = append(out, mod<<6|byte(t&7)<<3|4, byte(x&7)<<3|byte(b&7))
+	switch mod {
+	case 1:
+		out = append(out, byte(int8(disp)))
+	case 2:
+		out = append(out, byte(disp), byte(disp>>8), byte(disp>>16), byte(disp>>24))
+	}
+	return out
+}
+
+// amxDot encodes TDPBSSD dst, a, b (dst += a . b, signed bytes both):
+// VEX.128.F2.0F38.W0 5E, b in VEX.vvvv.
+func amxDot(dst, ta, tb int) []byte {
+	return []byte{0xc4, 0xe2, byte(^tb&15)<<3 | 3, 0x5e, 0xc0 | byte(dst)<<3 | byte(ta)}
+}
+
+// amxZero encodes TILEZERO t; amxRelease TILERELEASE; amxConfig
+// LDTILECFG (reg).
+func amxZero(t int) []byte { return []byte{0xc4, 0xe2, 0x7b, 0x49, 0xc0 | byte(t)<<3} }
+
+func amxRelease() []byte { return []byte{0xc4, 0xe2, 0x78, 0x49, 0xc0} }
+
+func amxConfig(reg string) []byte {
+	r := amxRegs[reg]
+	if r == 4 || r == 5 || r >= 8 {
+		panic("amxConfig: base " + reg + " needs a SIB byte or displacement")
+	}
+	return []byte{0xc4, 0xe2, 0x78, 0x49, byte(r)}
+}
+
+// amxConsts emits the tile configuration of q4kAMX (palette 1; all
+// eight tiles 16 rows of 64 bytes) and the 0x07 bytes.
+func amxConsts(a *asm) {
+	var cfg [64]byte
+	cfg[0] = 1
+	for t := 0; t < 8; t++ {
+		cfg[16+2*t] = 64
+		cfg[48+t] = 16
+	}
+	for i := 0; i < 64; i += 8 {
+		var q uint64
+		for j := 7; j >= 0; j-- {
+			q = q<<8 | uint64(cfg[i+j])
+		}
+		a.raw("DATA amxcfg<>+%d(SB)/8, $0x%016x", i, q)
+	}
+	a.raw("GLOBL amxcfg<>(SB), RODATA|NOPTR, $64\n")
+	a.data64("amxk07", splat(0x07))
+}
+
+// rowBase returns the register that addresses rows 4q..4q+3 of a table
+// of rows stride (R11 or R8) from base (act's base): base itself for
+// q = 0, else BX, set here to base + 4q*stride.
+func rowBase(a *asm, base, stride string, q int) string {
+	if q == 0 {
+		return base
+	}
+	from := base
+	for ; q >= 2; q -= 2 {
+		a.op("LEAQ (%s)(%s*8), BX", from, stride)
+		from = "BX"
+	}
+	if q == 1 {
+		a.op("LEAQ (%s)(%s*4), BX", from, stride)
+	}
+	return "BX"
+}
+
+// Scratch of q4kAMX, from the 64-byte aligned DX: the int32 scales (sc,
+// 8 vectors), the min pairs (mp, 4), the float sums of the 32 rows (fs),
+// the B tiles of the four chunks (bt: chunk c's hi tile at bt+2048c, its
+// lo tile 1024 on) and the stored C tiles (ct: hi and lo of rows 0-15,
+// then of rows 16-31).
+const (
+	amxSc, amxMp, amxFs, amxBt, amxCt, amxScratch = 0, 512, 768, 2816, 11008, 15104
+)
+
+// q4kAMX is the AMX kernel (see the top of the file). Registers: DI out,
+// R8 the output row stride in bytes, SI weights (group g's block), R10
+// the group stride, CX pairs of groups left, R11/R14 the activation row
+// stride (x1, x3), R12 activation quants, R13 their d, AX their sums of
+// 32, BX row addresses, DX the aligned scratch, R9 = 64 (the scratch
+// tiles' row stride; 3*R8 while the outputs are stored).
+func q4kAMX(a *asm) {
+	const bc, ab = 0, 8
+	const frame = ab + 8 + 64 + amxScratch
+	l := "q4kamx"
+	name := "q4kPackVec32AMX"
+	a.raw("// func %s%s", name, sig(8))
+	a.raw("TEXT ·%s(SB), 0, $%d-104", name, frame)
+	loadArgs(a, 8)
+	a.op("SHRQ $1, CX")
+	a.op("MOVQ blocks+64(FP), R10")
+	a.op("IMUL3Q $1152, R10, R10")
+	a.op("MOVQ $64, R9")
+	a.op("LEAQ amxcfg<>(SB), BX")
+	amxBytes(a, "LDTILECFG (BX)", amxConfig("BX"))
+	alignedStack(a, ab)
+	a.label(l + "pair")
+	a.op("MOVQ x_base+72(FP), R12")
+	a.op("MOVQ blocks+64(FP), BX")
+	a.op("MOVQ BX, %d(SP)", bc)
+	a.op("IMUL3Q $256, BX, R13")
+	a.op("ADDQ R12, R13")
+	a.op("IMUL3Q $292, BX, AX")
+	a.op("ADDQ R12, AX")
+	a.op("VPXORD Z0, Z0, Z0")
+	for m := 0; m < 32; m++ {
+		a.op("VMOVDQA64 Z0, %d(DX)", amxFs+64*m)
+	}
+	a.label(l + "block")
+	a.op("VMOVDQU64 v8k0f<>(SB), Z24")
+	q4kScales8At(a, "SI", "DX", amxSc, amxMp, 64)
+	q4kAMXUnpack(a)
+	q4kAMXTiles(a)
+	for g := 0; g < 2; g++ {
+		for m := 0; m < 16; m++ {
+			a.op("VPSLLD $3, %d(DX), %s", amxCt+2048*g+64*m, z(m))
+			a.op("VPADDD %d(DX), %s, %s", amxCt+2048*g+1024+64*m, z(m), z(m))
+		}
+		for h := 0; h < 2; h++ {
+			q4kAMXFloat(a, 16*g+8*h)
+		}
+	}
+	a.op("ADDQ $1152, SI")
+	a.op("ADDQ $256, R12")
+	a.op("ADDQ $4, R13")
+	a.op("ADDQ $16, AX")
+	a.op("DECQ %d(SP)", bc)
+	a.op("JNZ %sblock", l)
+	a.op("LEAQ (R8)(R8*2), R9")
+	for q := 0; q < 8; q++ {
+		base := rowBase(a, "DI", "R8", q)
+		for i, idx := range []string{"", "(R8*1)", "(R8*2)", "(R9*1)"} {
+			a.op("VMOVDQA64 %d(DX), Z0", amxFs+64*(4*q+i))
+			a.op("VMOVUPS Z0, (%s)%s", base, idx)
+		}
+	}
+	a.op("MOVQ $64, R9")
+	a.op("ADDQ $64, DI")
+	a.op("ADDQ R10, SI") // past group g+1
+	a.op("DECQ CX")
+	a.op("JNZ %spair", l)
+	amxBytes(a, "TILERELEASE", amxRelease())
+	a.op("VZEROUPPER")
+	a.op("RET")
+	a.raw("")
+}
+
+// q4kAMXUnpack writes the block's B tiles: the factors hi and lo of
+// sub-block j's scales as words (Z2j, Z2j+1), then each packed load of
+// the pair's nibbles (low: sub-block 2c, high: 2c+1) times both.
+func q4kAMXUnpack(a *asm) {
+	a.op("VMOVDQU64 amxk07<>(SB), Z25")
+	for j := 0; j < 8; j++ {
+		a.op("VMOVDQA64 %d(DX), Z26", amxSc+64*j)
+		a.op("VPSLLD $16, Z26, Z27")
+		a.op("VPORD Z27, Z26, Z26")
+		a.op("VPSRLW $3, Z26, %s", z(2*j))
+		a.op("VPANDD Z25, Z26, %s", z(2*j+1))
+	}
+	for c := 0; c < 4; c++ {
+		bt := amxBt + 2048*c
+		for k := 0; k < 8; k++ {
+			pairLoad(a, 128+256*c+32*k, 16)
+			a.op("VPSRLW $4, Z16, Z17")
+			a.op("VPANDD Z24, Z16, Z16")
+			a.op("VPANDD Z24, Z17, Z17")
+			a.op("VPMULLW %s, Z16, Z18", z(4*c))
+			a.op("VPMULLW %s, Z16, Z19", z(4*c+1))
+			a.op("VPMULLW %s, Z17, Z20", z(4*c+2))
+			a.op("VPMULLW %s, Z17, Z21", z(4*c+3))
+			a.op("VMOVDQA64 Z18, %d(DX)", bt+64*k)
+			a.op("VMOVDQA64 Z20, %d(DX)", bt+512+64*k)
+			a.op("VMOVDQA64 Z19, %d(DX)", bt+1024+64*k)
+			a.op("VMOVDQA64 Z21, %d(DX)", bt+1536+64*k)
+		}
+	}
+}
+
+// q4kAMXTiles runs the block's tile products for both groups of 16
+// activation rows (the second from BX = R12 + 16*R11) and stores the C
+// tiles.
+func q4kAMXTiles(a *asm) {
+	for _, t := range []int{3, 4, 6, 7} {
+		amxBytes(a, fmt.Sprintf("TILEZERO TMM%d", t), amxZero(t))
+	}
+	a.op("LEAQ (R12)(R11*8), BX")
+	a.op("LEAQ (BX)(R11*8), BX")
+	for c := 0; c < 4; c++ {
+		bt := amxBt + 2048*c
+		amxBytes(a, fmt.Sprintf("TILELOADD %d(DX)(R9*1), TMM1", bt), amxTile(false, 1, bt, "DX", "R9"))
+		amxBytes(a, fmt.Sprintf("TILELOADD %d(DX)(R9*1), TMM2", bt+1024), amxTile(false, 2, bt+1024, "DX", "R9"))
+		amxBytes(a, fmt.Sprintf("TILELOADD %d(R12)(R11*1), TMM0", 64*c), amxTile(false, 0, 64*c, "R12", "R11"))
+		amxBytes(a, fmt.Sprintf("TILELOADD %d(BX)(R11*1), TMM5", 64*c), amxTile(false, 5, 64*c, "BX", "R11"))
+		amxBytes(a, "TDPBSSD TMM1, TMM0, TMM3", amxDot(3, 0, 1))
+		amxBytes(a, "TDPBSSD TMM2, TMM0, TMM4", amxDot(4, 0, 2))
+		amxBytes(a, "TDPBSSD TMM1, TMM5, TMM6", amxDot(6, 5, 1))
+		amxBytes(a, "TDPBSSD TMM2, TMM5, TMM7", amxDot(7, 5, 2))
+	}
+	for i, t := range []int{3, 4, 6, 7} {
+		off := amxCt + 1024*i
+		amxBytes(a, fmt.Sprintf("TILESTORED TMM%d, %d(DX)(R9*1)", t, off), amxTile(true, t, off, "DX", "R9"))
+	}
+}
+
+// q4kAMXFloat finishes the block for activation rows m0..m0+7, whose
+// integer sums I are in Z(m0%16)...: their mins M (Z16+r) and F +=
+// (d*yd)*float(I) - (dmin*yd)*float(M), the operations of q4k8z in its
+// order.
+func q4kAMXFloat(a *asm, m0 int) {
+	for p := 0; p < 4; p++ {
+		a.op("VMOVDQA64 %d(DX), %s", amxMp+64*p, z(24+p))
+	}
+	var base string
+	for r := 0; r < 8; r++ {
+		if r%4 == 0 {
+			base = rowBase(a, "AX", "R11", (m0+r)/4)
+		}
+		mr := z(16 + r)
+		a.op("VPXORD %s, %s, %s", mr, mr, mr)
+		for p := 0; p < 4; p++ {
+			a.op("VPDPWSSD.BCST %s, %s, %s", act(4*p, base, r%4), z(24+p), mr)
+		}
+	}
+	pairLoad16x(a, 0, 28)
+	a.op("VCVTPH2PS Y28, Z28")
+	pairLoad16x(a, 16, 29)
+	a.op("VCVTPH2PS Y29, Z29")
+	for r := 0; r < 8; r++ {
+		m := m0 + r
+		if r%4 == 0 {
+			base = rowBase(a, "R13", "R11", m/4)
+		}
+		i, mr := z(m%16), z(16+r)
+		a.op("VBROADCASTSS %s, Z30", act(0, base, r%4))
+		a.op("VMOVDQA64 %d(DX), Z24", amxFs+64*m)
+		a.op("VMULPS Z30, Z28, Z31")
+		a.op("VCVTDQ2PS %s, %s", i, i)
+		a.op("VFMADD231PS %s, Z31, Z24", i)
+		a.op("VMULPS Z30, Z29, Z31")
+		a.op("VCVTDQ2PS %s, %s", mr, mr)
+		a.op("VFNMADD231PS %s, Z31, Z24", mr)
+		a.op("VMOVDQA64 Z24, %d(DX)", amxFs+64*m)
+	}
+}

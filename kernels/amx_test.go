@@ -1,0 +1,128 @@
+package kernels_test
+
+import (
+	"encoding/binary"
+	"fmt"
+	"testing"
+
+	"github.com/siskin-ml/siskin/kernels"
+	"github.com/siskin-ml/siskin/tensor"
+)
+
+// TestPackedAMXRows: where a tier has a 32-activation-row (AMX)
+// packed kernel, it gives exactly the bits of the four-row kernel on
+// every row, for pairs of groups with an odd group after them, one block
+// and many, with the weights before a guard page. Exact equality: the
+// tiles' integer sums are exact (the split scales recombine to the same
+// integers) and the float steps per row are the eight-row kernel's.
+func TestPackedAMXRows(t *testing.T) {
+	rng := newRNG(61)
+	const n = 64
+	ran := false
+	for _, tierName := range kernels.Tiers() {
+		for _, typ := range []tensor.Type{tensor.Q4_K, tensor.Q6_K, tensor.Q4_0, tensor.Q8_0} {
+			if !kernels.PackedVec32(tierName, typ) {
+				continue
+			}
+			ran = true
+			for _, cols := range []int{256, 1280, 2048} {
+				for _, rows := range []int{8, 16, 24, 40, 64} {
+					t.Run(fmt.Sprintf("%s/%s/%dx%d", tierName, typ, rows, cols), func(t *testing.T) {
+						defer kernels.UseTier(tierName)()
+						w := randomMatrix(rng, typ, rows, cols)
+						prepareGuarded(t, w)
+						var q kernels.QuantizedActs
+						q.Quantize(typ, randomVec(rng, n*cols), n)
+						g := rows / 8
+						want, got := make([]float32, n*rows), make([]float32, n*rows)
+						for i := 0; i < n; i += 4 {
+							kernels.PackedTile(w, want[i*rows:], rows, g, &q, i, 4)
+						}
+						for i := 0; i < n; i += 32 {
+							if !kernels.PackedTile(w, got[i*rows:], rows, g, &q, i, 32) {
+								t.Fatal("no 32-row kernel")
+							}
+						}
+						if j := sameBits(got, want); j >= 0 {
+							t.Fatalf("32 rows %v, four rows %v at %d (act %d, row %d)", got[j], want[j], j, j/rows, j%rows)
+						}
+					})
+				}
+			}
+		}
+	}
+	if !ran {
+		t.Skip("no 32-row (AMX) kernel on this CPU: it needs AMX-INT8 and the OS's grant of the tile state (siskin probe)")
+	}
+}
+
+// TestPackedAMXMatMul: batches that run through the AMX kernel (32 rows
+// at a time, then eight, four and one) keep every row bit-identical to
+// MatVec, across thread counts, within tolerance of the generic reference
+// (checkPacked), with an incomplete last group.
+func TestPackedAMXMatMul(t *testing.T) {
+	rng := newRNG(62)
+	ran := false
+	for _, tierName := range kernels.Tiers() {
+		if !kernels.PackedVec32(tierName, tensor.Q4_K) {
+			continue
+		}
+		ran = true
+		for _, n := range []int{32, 70} {
+			t.Run(fmt.Sprintf("%s/n=%d", tierName, n), func(t *testing.T) {
+				w := randomMatrix(rng, tensor.Q4_K, 43, 768)
+				checkPacked(t, tierName, w, randomVec(rng, n*768), n)
+			})
+		}
+	}
+	if !ran {
+		t.Skip("no 32-row (AMX) kernel on this CPU")
+	}
+}
+
+// TestPackedAMXExtremes: the largest integer sums Q4_K allows (every
+// quant 15, every scale and min 63, activations at full scale of either
+// sign) give the four-row kernel's bits: the split scales' partial sums
+// stay exact in int32.
+func TestPackedAMXExtremes(t *testing.T) {
+	const rows, cols, n = 16, 2048, 32
+	ran := false
+	for _, tierName := range kernels.Tiers() {
+		if !kernels.PackedVec32(tierName, tensor.Q4_K) {
+			continue
+		}
+		ran = true
+		defer kernels.UseTier(tierName)()
+		blocks := cols / tensor.QK_K
+		data := make([]byte, rows*blocks*144)
+		for b := 0; b < len(data); b += 144 {
+			for i := 4; i < 144; i++ {
+				data[b+i] = 0xff
+			}
+			binary.LittleEndian.PutUint16(data[b:], 0x3c00)   // d = 1
+			binary.LittleEndian.PutUint16(data[b+2:], 0x3c00) // dmin = 1
+		}
+		w := &tensor.Matrix{Name: "w", Type: tensor.Q4_K, Rows: rows, Cols: cols, Data: data}
+		prepareGuarded(t, w)
+		x := make([]float32, n*cols)
+		for i := range x {
+			x[i] = 1
+			if (i/cols)%2 == 1 {
+				x[i] = -1
+			}
+		}
+		var q kernels.QuantizedActs
+		q.Quantize(tensor.Q4_K, x, n)
+		want, got := make([]float32, n*rows), make([]float32, n*rows)
+		for i := 0; i < n; i += 4 {
+			kernels.PackedTile(w, want[i*rows:], rows, rows/8, &q, i, 4)
+		}
+		kernels.PackedTile(w, got, rows, rows/8, &q, 0, 32)
+		if j := sameBits(got, want); j >= 0 {
+			t.Fatalf("32 rows %v, four rows %v at %d", got[j], want[j], j)
+		}
+	}
+	if !ran {
+		t.Skip("no 32-row (AMX) kernel on this CPU")
+	}
+}
