@@ -9,23 +9,32 @@ import (
 	"github.com/siskin-ml/siskin/tensor"
 )
 
-// TestPackedAMXRows: where a tier has a 32-activation-row (AMX)
-// packed kernel, it gives exactly the bits of the four-row kernel on
-// every row, for pairs of groups with an odd group after them, one block
-// and many, with the weights before a guard page. Exact equality: the
-// tiles' integer sums are exact (the split scales recombine to the same
-// integers) and the float steps per row are the eight-row kernel's.
+// TestPackedAMXRows: where a tier has a wide (AMX) packed kernel (32
+// activation rows for Q4_K, 16 for Q4_0 and W4A8), it gives exactly the
+// bits of the four-row kernel on every row, for pairs of groups with an
+// odd group after them, one block and many (odd and even counts), with
+// the weights before a guard page. Exact equality: the tiles' integer
+// sums are exact (Q4_K's split scales recombine to the same integers) and
+// the float steps per row are the eight-row kernels'.
 func TestPackedAMXRows(t *testing.T) {
 	rng := newRNG(61)
-	const n = 64
 	ran := false
 	for _, tierName := range kernels.Tiers() {
-		for _, typ := range []tensor.Type{tensor.Q4_K, tensor.Q6_K, tensor.Q4_0, tensor.Q8_0} {
-			if !kernels.PackedVec32(tierName, typ) {
+		for _, typ := range []tensor.Type{tensor.Q4_K, tensor.Q6_K, tensor.Q4_0, tensor.Q8_0, tensor.W4A8, tensor.W8A8} {
+			wide := kernels.PackedWide(tierName, typ)
+			if wide == 0 {
 				continue
 			}
 			ran = true
-			for _, cols := range []int{256, 1280, 2048} {
+			n := 2 * wide
+			colsList := []int{32, 96, 2048}
+			switch typ.BlockSize() {
+			case 256:
+				colsList = []int{256, 1280, 2048}
+			case tensor.WeightGroup:
+				colsList = []int{128, 640}
+			}
+			for _, cols := range colsList {
 				for _, rows := range []int{8, 16, 24, 40, 64} {
 					t.Run(fmt.Sprintf("%s/%s/%dx%d", tierName, typ, rows, cols), func(t *testing.T) {
 						defer kernels.UseTier(tierName)()
@@ -38,13 +47,13 @@ func TestPackedAMXRows(t *testing.T) {
 						for i := 0; i < n; i += 4 {
 							kernels.PackedTile(w, want[i*rows:], rows, g, &q, i, 4)
 						}
-						for i := 0; i < n; i += 32 {
-							if !kernels.PackedTile(w, got[i*rows:], rows, g, &q, i, 32) {
-								t.Fatal("no 32-row kernel")
+						for i := 0; i < n; i += wide {
+							if !kernels.PackedTile(w, got[i*rows:], rows, g, &q, i, wide) {
+								t.Fatal("no wide kernel")
 							}
 						}
 						if j := sameBits(got, want); j >= 0 {
-							t.Fatalf("32 rows %v, four rows %v at %d (act %d, row %d)", got[j], want[j], j, j/rows, j%rows)
+							t.Fatalf("%d rows %v, four rows %v at %d (act %d, row %d)", wide, got[j], want[j], j, j/rows, j%rows)
 						}
 					})
 				}
@@ -52,31 +61,38 @@ func TestPackedAMXRows(t *testing.T) {
 		}
 	}
 	if !ran {
-		t.Skip("no 32-row (AMX) kernel on this CPU: it needs AMX-INT8 and the OS's grant of the tile state (siskin probe)")
+		t.Skip("no wide (AMX) kernel on this CPU: it needs AMX-INT8 and the OS's grant of the tile state (siskin probe)")
 	}
 }
 
-// TestPackedAMXMatMul: batches that run through the AMX kernel (32 rows
-// at a time, then eight, four and one) keep every row bit-identical to
-// MatVec, across thread counts, within tolerance of the generic reference
-// (checkPacked), with an incomplete last group.
+// TestPackedAMXMatMul: batches that run through the AMX kernels (their
+// rows at a time, then eight, four and one) keep every row bit-identical
+// to MatVec, across thread counts, within tolerance of the generic
+// reference (checkPacked), with an incomplete last group.
 func TestPackedAMXMatMul(t *testing.T) {
 	rng := newRNG(62)
 	ran := false
 	for _, tierName := range kernels.Tiers() {
-		if !kernels.PackedVec32(tierName, tensor.Q4_K) {
-			continue
-		}
-		ran = true
-		for _, n := range []int{32, 70} {
-			t.Run(fmt.Sprintf("%s/n=%d", tierName, n), func(t *testing.T) {
-				w := randomMatrix(rng, tensor.Q4_K, 43, 768)
-				checkPacked(t, tierName, w, randomVec(rng, n*768), n)
-			})
+		for _, typ := range []tensor.Type{tensor.Q4_K, tensor.Q4_0, tensor.W4A8} {
+			wide := kernels.PackedWide(tierName, typ)
+			if wide == 0 {
+				continue
+			}
+			ran = true
+			cols := 768
+			if typ == tensor.W4A8 {
+				cols = 640
+			}
+			for _, n := range []int{wide, 2*wide + 6} {
+				t.Run(fmt.Sprintf("%s/%s/n=%d", tierName, typ, n), func(t *testing.T) {
+					w := randomMatrix(rng, typ, 43, cols)
+					checkPacked(t, tierName, w, randomVec(rng, n*cols), n)
+				})
+			}
 		}
 	}
 	if !ran {
-		t.Skip("no 32-row (AMX) kernel on this CPU")
+		t.Skip("no wide (AMX) kernel on this CPU")
 	}
 }
 
@@ -88,7 +104,7 @@ func TestPackedAMXExtremes(t *testing.T) {
 	const rows, cols, n = 16, 2048, 32
 	ran := false
 	for _, tierName := range kernels.Tiers() {
-		if !kernels.PackedVec32(tierName, tensor.Q4_K) {
+		if kernels.PackedWide(tierName, tensor.Q4_K) != 32 {
 			continue
 		}
 		ran = true

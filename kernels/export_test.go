@@ -126,12 +126,15 @@ func PackedVec8(name string, typ tensor.Type) bool {
 	return k != nil && k.packed != nil && k.packed.vec8 != nil
 }
 
-// PackedVec32 reports whether tier name has a 32-row (AMX) packed
-// kernel for typ on this CPU.
-func PackedVec32(name string, typ tensor.Type) bool {
+// PackedWide returns the rows of tier name's wide (AMX) packed kernel
+// for typ on this CPU, 0 if it has none.
+func PackedWide(name string, typ tensor.Type) int {
 	t, _ := parseTier(name)
 	k := kernelSets[t][typ]
-	return k != nil && k.packed != nil && k.packed.vec32 != nil
+	if k == nil || k.packed == nil || k.packed.wide == nil {
+		return 0
+	}
+	return k.packed.wideRows
 }
 
 // PackedData returns the packed copy of a prepared w (nil if none).
@@ -156,8 +159,8 @@ func PackedTile(w *tensor.Matrix, out []float32, ostride, g int, q *QuantizedAct
 	case 4:
 	case 8:
 		f = p.pk.vec8
-	case 32:
-		f = p.pk.vec32
+	case p.pk.wideRows:
+		f = p.pk.wide
 	default:
 		return false
 	}

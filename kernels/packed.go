@@ -27,8 +27,8 @@ import (
 // than a packed form). Batches run eight activation rows per weight load
 // where the tier has an eight-row kernel (AVX-512: every packed type,
 // vnni8_amd64.go; AVX2: Q6_K), four otherwise, and the last rows one at a
-// time (Q4_K on AMX CPUs first takes 32 rows at a time on the tiles,
-// amx_amd64.go), or padded to eight with zero rows where that measured faster
+// time (on AMX CPUs Q4_K and Q4_0 first take 32 and 16 rows at a time
+// on the tiles, amx_amd64.go), or padded to eight with zero rows where that measured faster
 // (packedKernel.pad8). The arm64 tiers pack only W4A8 and W8A8, into
 // row-major Q4_0 and Q8_0 rows their row-major kernels read
 // (packRowMajor).
@@ -56,8 +56,10 @@ type packedKernel struct {
 	vec4 func(out []float32, ostride int, w []byte, groups, blocks int, x []byte, xstride int)
 	// vec8, if not nil, is vec4 for eight activation rows.
 	vec8 func(out []float32, ostride int, w []byte, groups, blocks int, x []byte, xstride int)
-	// vec32, if not nil, is vec4 for 32 activation rows (AMX).
-	vec32 func(out []float32, ostride int, w []byte, groups, blocks int, x []byte, xstride int)
+	// wide, if not nil, is vec4 for wideRows activation rows (the AMX
+	// kernels: 32 for Q4_K, 16 for Q4_0).
+	wide     func(out []float32, ostride int, w []byte, groups, blocks int, x []byte, xstride int)
+	wideRows int
 	// pad8, if not 0, is the fewest rows of a batch's last incomplete
 	// eight that run through vec8 with zero rows added (padTail), rather
 	// than four and one at a time.
@@ -322,9 +324,9 @@ func (t *packedTask) groups(g0, g1, a0, a1 int) {
 		t.paddedGroups(w, g0, g1)
 		a1 = t.tail
 	}
-	if p.pk.vec32 != nil {
-		for ; i+32 <= a1; i += 32 {
-			p.pk.vec32(t.out[i*rows+g0*packRows:], rows, w, g1-g0, p.blocks, t.x[i*xs:], xs)
+	if p.pk.wide != nil {
+		for n := p.pk.wideRows; i+n <= a1; i += n {
+			p.pk.wide(t.out[i*rows+g0*packRows:], rows, w, g1-g0, p.blocks, t.x[i*xs:], xs)
 		}
 	}
 	if p.pk.vec8 != nil {
@@ -405,8 +407,8 @@ func (t *packedTask) set(out []float32, p *prepared, xq []byte, xs, n int) int {
 		return 4
 	}
 	rows := 8
-	if p.pk.vec32 != nil {
-		rows = 32
+	if p.pk.wide != nil {
+		rows = p.pk.wideRows
 	}
 	t.actTile = max(rows, packActTileBytes/max(xs, 1)/rows*rows)
 	return t.gTile

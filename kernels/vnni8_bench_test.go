@@ -11,9 +11,9 @@ import (
 
 // BenchmarkPackedRows: the packed kernels of the tier in use on one
 // weight tile (L2) with four, eight and, where the tier has them
-// (AMX), 32 activation rows per weight load, alternated in each
-// iteration, in multiply-adds per second of thread CPU time (median), and
-// the median ratios eight/four and 32/eight.
+// (AMX), 32 (Q4_K) or 16 (Q4_0) activation rows per weight load,
+// alternated in each iteration, in multiply-adds per second of thread CPU
+// time (median), and the median ratios eight/four and wide/eight.
 func BenchmarkPackedRows(b *testing.B) {
 	const n, rows, cols = 64, 3072, 2048
 	rng := newRNG(57)
@@ -34,11 +34,11 @@ func BenchmarkPackedRows(b *testing.B) {
 			g := kernels.PackTileGroups(w) &^ 3 // the AVX-512 Q4_K/Q4_0 kernels take four groups at a time
 			macs := float64(g * 8 * cols * n)
 			widths := []int{4, 8}
-			if kernels.PackedVec32(kernels.Tier(), typ) {
-				widths = append(widths, 32)
+			if wide := kernels.PackedWide(kernels.Tier(), typ); wide > 0 {
+				widths = append(widths, wide)
 			}
 			rates := make([][]float64, len(widths))
-			var r84, r328 []float64
+			var r84, rw8 []float64
 			for b.Loop() {
 				for j, k := range widths {
 					c0 := threadCPU()
@@ -49,15 +49,15 @@ func BenchmarkPackedRows(b *testing.B) {
 				}
 				r84 = append(r84, rates[1][len(rates[1])-1]/rates[0][len(rates[0])-1])
 				if len(widths) > 2 {
-					r328 = append(r328, rates[2][len(rates[2])-1]/rates[1][len(rates[1])-1])
+					rw8 = append(rw8, rates[2][len(rates[2])-1]/rates[1][len(rates[1])-1])
 				}
 			}
 			for j, k := range widths {
 				b.ReportMetric(median(rates[j]), fmt.Sprintf("vec%d-GMAC/s", k))
 			}
 			b.ReportMetric(median(r84), "vec8/vec4")
-			if len(r328) > 0 {
-				b.ReportMetric(median(r328), "vec32/vec8")
+			if len(rw8) > 0 {
+				b.ReportMetric(median(rw8), "wide/vec8")
 			}
 		})
 	}

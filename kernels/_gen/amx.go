@@ -132,15 +132,7 @@ func rowBase(a *asm, base, stride string, q int) string {
 	if q == 0 {
 		return base
 	}
-	from := base
-	for ; q >= 2; q -= 2 {
-		a.op("LEAQ (%s)(%s*8), BX", from, stride)
-		from = "BX"
-	}
-	if q == 1 {
-		a.op("LEAQ (%s)(%s*4), BX", from, stride)
-	}
-	return "BX"
+	return rowBaseTo(a, base, stride, q, "BX")
 }
 
 // Scratch of q4kAMX, from the 64-byte aligned DX: the int32 scales (sc,
@@ -320,4 +312,196 @@ func q4kAMXFloat(a *asm, m0 int) {
 		a.op("VFNMADD231PS %s, Z31, Z24", mr)
 		a.op("VMOVDQA64 Z24, %d(DX)", amxFs+64*m)
 	}
+}
+
+// The Q4_0 AMX kernel (also W4A8's, packed as Q4_0): sixteen activation
+// rows, two groups (16 weight rows) at a time. A Q4_0 block is one
+// 32-element tile product, its weights unpacked as the signed bytes q-8,
+// so the tile's sums are I = sum (q-8)*x, the integer the eight-row kernel
+// forms from the activations' -8*sum and VPDPBUSD. Its float step
+// (F += (dw*dx)*float(I)) comes per block, as in q8z8: the C tile is
+// stored and each activation row's sums finished from there in q8z8's
+// operations and order, so every result has vec1's bits. Blocks run in
+// pairs on two sets of tiles (A, B, C: 0-2 and 3-5), and a pair's sums
+// are finished while the next pair's products run.
+
+// amx40Consts emits q40AMX's tile configuration: A tiles (0, 3) 16 rows
+// of 32 bytes, B tiles (1, 4) 8 rows of 64, C tiles (2, 5) 16 rows of 64.
+func amx40Consts(a *asm) {
+	var cfg [64]byte
+	cfg[0] = 1
+	for s := 0; s < 2; s++ {
+		for t, v := range [][2]int{{32, 16}, {64, 8}, {64, 16}} {
+			cfg[16+2*(3*s+t)] = byte(v[0])
+			cfg[48+3*s+t] = byte(v[1])
+		}
+	}
+	for i := 0; i < 64; i += 8 {
+		var q uint64
+		for j := 7; j >= 0; j-- {
+			q = q<<8 | uint64(cfg[i+j])
+		}
+		a.raw("DATA amxcfg40<>+%d(SB)/8, $0x%016x", i, q)
+	}
+	a.raw("GLOBL amxcfg40<>(SB), RODATA|NOPTR, $64\n")
+	a.data64("amxk08", splat(0x08))
+}
+
+// q40AMX is the Q4_0 AMX kernel. Registers: DI out, R8 the output row
+// stride in bytes, SI weights (group g's block), R10 the group stride,
+// CX pairs of groups left, R11/R14 the activation row stride (x1, x3),
+// R12 activation quants, R13 their d, BX row addresses, R9 3*R8 while
+// the outputs are stored, R15 = 64, DX the aligned scratch (per tile set
+// s: the B tile at 512s, the stored C tile at 1024+1024s). Z0+m the
+// float sums of activation row m, Z16 0x0f bytes, Z23 0x08 bytes,
+// Z17/Z18 unpacked weights, Z19-Z22 scratch, Z27 the weights' d.
+func q40AMX(a *asm) {
+	const bc, ab, scratch = 0, 8, 3072
+	const frame = ab + 8 + 64 + scratch
+	l := "q40amx"
+	name := "q4_0PackVec16AMX"
+	a.raw("// func %s%s", name, sig(8))
+	a.raw("TEXT ·%s(SB), 0, $%d-104", name, frame)
+	loadArgs(a, 8)
+	a.op("SHRQ $1, CX")
+	a.op("MOVQ blocks+64(FP), R10")
+	a.op("IMUL3Q $144, R10, R10")
+	a.op("LEAQ amxcfg40<>(SB), BX")
+	amxBytes(a, "LDTILECFG (BX)", amxConfig("BX"))
+	a.op("MOVQ $64, R15")
+	a.op("VMOVDQU64 v8k0f<>(SB), Z16")
+	a.op("VMOVDQU64 amxk08<>(SB), Z23")
+	alignedStack(a, ab)
+	a.label(l + "pair")
+	a.op("MOVQ x_base+72(FP), R12")
+	a.op("MOVQ blocks+64(FP), BX")
+	a.op("IMUL3Q $64, BX, R13")
+	a.op("ADDQ R12, R13")
+	a.op("SHRQ $1, BX")
+	a.op("MOVQ BX, %d(SP)", bc)
+	for m := 0; m < 16; m++ {
+		a.op("VPXORD %s, %s, %s", z(m), z(m), z(m))
+	}
+	a.op("TESTQ BX, BX")
+	a.op("JZ %stail", l)
+	// The first two blocks, then the loop: two more blocks' products
+	// while the previous two are finished.
+	q40AMXUnpack(a, 2)
+	q40AMXTiles(a, 2)
+	q40AMXStore(a, 2)
+	q40AMXAdvance(a, 2)
+	a.op("DECQ %d(SP)", bc)
+	a.op("JZ %sdrain", l)
+	a.label(l + "block")
+	q40AMXUnpack(a, 2)
+	q40AMXTiles(a, 2)
+	q40AMXFinish(a, 2, -2)
+	q40AMXStore(a, 2)
+	q40AMXAdvance(a, 2)
+	a.op("DECQ %d(SP)", bc)
+	a.op("JNZ %sblock", l)
+	a.label(l + "drain")
+	q40AMXFinish(a, 2, -2)
+	a.label(l + "tail")
+	a.op("TESTQ $1, blocks+64(FP)")
+	a.op("JZ %sstore", l)
+	q40AMXUnpack(a, 1)
+	q40AMXTiles(a, 1)
+	q40AMXStore(a, 1)
+	q40AMXFinish(a, 1, 0)
+	q40AMXAdvance(a, 1)
+	a.label(l + "store")
+	a.op("LEAQ (R8)(R8*2), R9")
+	for q := 0; q < 4; q++ {
+		base := rowBase(a, "DI", "R8", q)
+		for i, idx := range []string{"", "(R8*1)", "(R8*2)", "(R9*1)"} {
+			a.op("VMOVUPS %s, (%s)%s", z(4*q+i), base, idx)
+		}
+	}
+	a.op("ADDQ $64, DI")
+	a.op("ADDQ R10, SI") // past group g+1
+	a.op("DECQ CX")
+	a.op("JNZ %spair", l)
+	amxBytes(a, "TILERELEASE", amxRelease())
+	a.op("VZEROUPPER")
+	a.op("RET")
+	a.raw("")
+}
+
+// The steps of q40AMX on nb (1 or 2) blocks, block j on tile set j:
+// unpack both, multiply both, store both C tiles; finish (the float
+// steps) runs a loop iteration later (at = -2: the blocks before SI), so
+// that a block's sums are finished while the next blocks' tile products
+// run; advance moves SI, R12 and R13 on by nb blocks.
+func q40AMXUnpack(a *asm, nb int) {
+	for j := 0; j < nb; j++ {
+		bt := 512 * j
+		for k := 0; k < 4; k++ {
+			pairLoad(a, 144*j+32*k, 17)
+			a.op("VPSRLW $4, Z17, Z18")
+			a.op("VPANDD Z16, Z17, Z17")
+			a.op("VPANDD Z16, Z18, Z18")
+			a.op("VPSUBB Z23, Z17, Z17")
+			a.op("VPSUBB Z23, Z18, Z18")
+			a.op("VMOVDQA64 Z17, %d(DX)", bt+64*k)
+			a.op("VMOVDQA64 Z18, %d(DX)", bt+256+64*k)
+		}
+	}
+}
+
+func q40AMXTiles(a *asm, nb int) {
+	for j := 0; j < nb; j++ {
+		ta, tb, tc := 3*j, 3*j+1, 3*j+2
+		bt := 512 * j
+		amxBytes(a, fmt.Sprintf("TILELOADD %d(DX)(R15*1), TMM%d", bt, tb), amxTile(false, tb, bt, "DX", "R15"))
+		amxBytes(a, fmt.Sprintf("TILELOADD %d(R12)(R11*1), TMM%d", 32*j, ta), amxTile(false, ta, 32*j, "R12", "R11"))
+		amxBytes(a, fmt.Sprintf("TILEZERO TMM%d", tc), amxZero(tc))
+		amxBytes(a, fmt.Sprintf("TDPBSSD TMM%d, TMM%d, TMM%d", tb, ta, tc), amxDot(tc, ta, tb))
+	}
+}
+
+func q40AMXStore(a *asm, nb int) {
+	for j := 0; j < nb; j++ {
+		tc, ct := 3*j+2, 1024+1024*j
+		amxBytes(a, fmt.Sprintf("TILESTORED TMM%d, %d(DX)(R15*1)", tc, ct), amxTile(true, tc, ct, "DX", "R15"))
+	}
+}
+
+// q40AMXFinish adds the stored products of nb blocks, the first at
+// block at from SI (and R13), to the float sums, in q8z8's steps.
+func q40AMXFinish(a *asm, nb, at int) {
+	for j := 0; j < nb; j++ {
+		b, ct := j+at, 1024+1024*j
+		pairLoad16x(a, 144*b+128, 27)
+		a.op("VCVTPH2PS Y27, Z27")
+		for q := 0; q < 4; q++ {
+			dBase := rowBase(a, "R13", "R11", q)
+			for i := 0; i < 4; i++ {
+				m := 4*q + i
+				I, t := z(19+m%2), z(21+m%2)
+				a.op("VCVTDQ2PS %d(DX), %s", ct+64*m, I)
+				a.op("VMULPS.BCST %s, Z27, %s", act(4*b, dBase, i), t)
+				a.op("VFMADD231PS %s, %s, %s", I, t, z(m))
+			}
+		}
+	}
+}
+
+func q40AMXAdvance(a *asm, nb int) {
+	a.op("ADDQ $%d, SI", 144*nb)
+	a.op("ADDQ $%d, R12", 32*nb)
+	a.op("ADDQ $%d, R13", 4*nb)
+}
+
+// rowBaseTo is rowBase with the result in dst instead of BX (q > 0).
+func rowBaseTo(a *asm, base, stride string, q int, dst string) string {
+	from := base
+	for ; q >= 2; q -= 2 {
+		a.op("LEAQ (%s)(%s*8), %s", from, stride, dst)
+		from = dst
+	}
+	if q == 1 {
+		a.op("LEAQ (%s)(%s*4), %s", from, stride, dst)
+	}
+	return dst
 }

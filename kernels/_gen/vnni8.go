@@ -60,6 +60,8 @@ func vnni8File() *asm {
 	q8z8(k, false)
 	amxConsts(k)
 	q4kAMX(k)
+	amx40Consts(k)
+	q40AMX(k)
 	return k
 }
 
