@@ -81,8 +81,8 @@ func AutoProfile(info *Info) *Profile {
 //     kernel, when the AVX-512 tier ran every path: w4a8 prefilled
 //     1.07-1.08x as fast as q4_k_m, q4_k_m decoded 1.05-1.10x as fast as
 //     w4a8; both decode within 10% of the faster, so the more faithful
-//     q4_k_m wins. The AMX kernel (Q4_K prefill only; decode unchanged)
-//     widens q4_k_m's lead.
+//     q4_k_m wins. The AMX kernels since (Q4_K and Q4_0 prefill, which
+//     w4a8 runs on) leave decode, and so the choice, as it was.
 //   - AVX-512 VNNI: q4_k_m, as on AVX2. The avx512 kernel tier has
 //     VPDPBUSD kernels for Q4_K/Q6_K (q4_k_m) and for Q4_0/Q8_0 (w4a8,
 //     w8a8) alike and gives the AVX2 tier's bits, so the fidelity figures
@@ -127,7 +127,7 @@ func ChooseWeightPath(info *Info, priority string) (path WeightPath, why string)
 	case f.AVX512VNNI:
 		why := "AVX-512 VNNI: q4_k_m (llama.cpp's Q4_K_M mix made at load), whose VNNI kernels measured faster per byte than w4a8's and which is more faithful to the reference"
 		if f.AMXTile && f.AMXInt8 {
-			why += "; AMX tiles are usable: the AVX-512 tier runs Q4_K prefill on them, which w4a8 (Q4_0 kernels) does not have"
+			why += "; AMX tiles are usable: the AVX-512 tier runs Q4_K and Q4_0 prefill on them (decode is unchanged)"
 		} else if info.AMX.CPUHas {
 			why += "; the CPU has AMX but it is not usable here"
 			if info.AMX.Detail != "" {
