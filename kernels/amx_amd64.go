@@ -26,13 +26,18 @@ var amxUsable = cpuid.CPU.Supports(cpuid.AMXTILE, cpuid.AMXINT8) && os.Getenv("S
 // withAMX gives the AVX-512 tier's packed Q4_K and Q4_0 kernels in m
 // (with their eight-row kernels already) the AMX kernels.
 func withAMX(m map[tensor.Type]*matKernel) {
+	q40 := func(out []float32, ostride int, w []byte, groups, blocks int, x []byte, xstride, rows int) {
+		for r := 0; r < rows; r += 16 {
+			q4_0PackVec16AMX(out[r*ostride:], ostride, w, groups, blocks, x[r*xstride:], xstride)
+		}
+	}
 	for _, k := range []struct {
 		typ       tensor.Type
 		gb, xb, n int
-		f         packVec4Asm
+		f         amxAsm
 	}{
 		{tensor.Q4_K, 8 * 144, 308, 32, q4kPackVec32AMX},
-		{tensor.Q4_0, 8 * 18, 72, 16, q4_0PackVec16AMX},
+		{tensor.Q4_0, 8 * 18, 72, 16, q40},
 	} {
 		pk := *m[k.typ].packed
 		pk.wide, pk.wideRows = amxWide(pk.vec8, k.gb, k.xb, k.n, k.f), k.n
@@ -40,26 +45,29 @@ func withAMX(m map[tensor.Type]*matKernel) {
 	}
 }
 
-// amxWide wraps an n-row kernel f (n a multiple of 8), which takes
-// groups two at a time, for group blocks of gb bytes and activations of
-// xb bytes per block; an odd last group runs vec8 n/8 times, which gives
-// the same bits.
-func amxWide(vec8 func(out []float32, ostride int, w []byte, groups, blocks int, x []byte, xstride int), gb, xb, n int, f packVec4Asm) func(out []float32, ostride int, w []byte, groups, blocks int, x []byte, xstride int) {
-	return func(out []float32, ostride int, w []byte, groups, blocks int, x []byte, xstride int) {
-		if groups <= 0 {
+// amxAsm is an AMX kernel: vec4 for rows activation rows, a multiple of
+// its own row count, the groups taken two at a time.
+type amxAsm func(out []float32, ostride int, w []byte, groups, blocks int, x []byte, xstride, rows int)
+
+// amxWide wraps an AMX kernel f of n rows (a multiple of 8) for group
+// blocks of gb bytes and activations of xb bytes per block; an odd last
+// group runs vec8, which gives the same bits.
+func amxWide(vec8 func(out []float32, ostride int, w []byte, groups, blocks int, x []byte, xstride int), gb, xb, n int, f amxAsm) amxAsm {
+	return func(out []float32, ostride int, w []byte, groups, blocks int, x []byte, xstride, rows int) {
+		if groups <= 0 || rows <= 0 {
 			return
 		}
-		if blocks <= 0 || len(w) < groups*blocks*gb || ostride < packRows*groups || len(out) < (n-1)*ostride+packRows*groups ||
-			xstride < blocks*xb || len(x) < (n-1)*xstride+blocks*xb {
-			panic(fmt.Sprintf("kernels: bad packed kernel arguments: %d groups of %d blocks, %d weight bytes, %d outputs (stride %d), %d activation bytes (stride %d)", groups, blocks, len(w), len(out), ostride, len(x), xstride))
+		if rows%n != 0 || blocks <= 0 || len(w) < groups*blocks*gb || ostride < packRows*groups || len(out) < (rows-1)*ostride+packRows*groups ||
+			xstride < blocks*xb || len(x) < (rows-1)*xstride+blocks*xb {
+			panic(fmt.Sprintf("kernels: bad packed kernel arguments: %d groups of %d blocks, %d weight bytes, %d outputs (stride %d), %d activation rows of %d bytes (stride %d)", groups, blocks, len(w), len(out), ostride, rows, len(x), xstride))
 		}
 		g := groups &^ 1
 		if g > 0 {
-			f(out, ostride, w, g, blocks, x, xstride)
+			f(out, ostride, w, g, blocks, x, xstride, rows)
 		}
 		if g < groups {
 			w1 := w[g*blocks*gb:]
-			for i := 0; i < n; i += 8 {
+			for i := 0; i < rows; i += 8 {
 				vec8(out[i*ostride+packRows*g:], ostride, w1, 1, blocks, x[i*xstride:], xstride)
 			}
 		}
@@ -67,7 +75,7 @@ func amxWide(vec8 func(out []float32, ostride int, w []byte, groups, blocks int,
 }
 
 //go:noescape
-func q4kPackVec32AMX(out []float32, ostride int, w []byte, groups, blocks int, x []byte, xstride int)
+func q4kPackVec32AMX(out []float32, ostride int, w []byte, groups, blocks int, x []byte, xstride, rows int)
 
 //go:noescape
 func q4_0PackVec16AMX(out []float32, ostride int, w []byte, groups, blocks int, x []byte, xstride int)

@@ -11,7 +11,8 @@ import (
 
 // TestPackedAMXRows: where a tier has a wide (AMX) packed kernel (32
 // activation rows for Q4_K, 16 for Q4_0 and W4A8), it gives exactly the
-// bits of the four-row kernel on every row, for pairs of groups with an
+// bits of the four-row kernel on every row, run once per its rows and
+// once for all rows at a time, for pairs of groups with an
 // odd group after them, one block and many (odd and even counts), with
 // the weights before a guard page. Exact equality: the tiles' integer
 // sums are exact (Q4_K's split scales recombine to the same integers) and
@@ -54,6 +55,11 @@ func TestPackedAMXRows(t *testing.T) {
 						}
 						if j := sameBits(got, want); j >= 0 {
 							t.Fatalf("%d rows %v, four rows %v at %d (act %d, row %d)", wide, got[j], want[j], j, j/rows, j%rows)
+						}
+						clear(got)
+						kernels.PackedTile(w, got, rows, g, &q, 0, n)
+						if j := sameBits(got, want); j >= 0 {
+							t.Fatalf("%d rows at once %v, four rows %v at %d (act %d, row %d)", n, got[j], want[j], j, j/rows, j%rows)
 						}
 					})
 				}

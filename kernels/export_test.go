@@ -155,12 +155,13 @@ func PackedTile(w *tensor.Matrix, out []float32, ostride, g int, q *QuantizedAct
 		return false
 	}
 	f := p.pk.vec4
-	switch rows {
-	case 4:
-	case 8:
+	switch {
+	case rows == 4:
+	case rows == 8:
 		f = p.pk.vec8
-	case p.pk.wideRows:
-		f = p.pk.wide
+	case p.pk.wide != nil && rows%p.pk.wideRows == 0:
+		p.pk.wide(out, ostride, p.data[:g*p.gstride], g, p.blocks, q.data[i*q.xs:], q.xs, rows)
+		return true
 	default:
 		return false
 	}

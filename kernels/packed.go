@@ -56,9 +56,9 @@ type packedKernel struct {
 	vec4 func(out []float32, ostride int, w []byte, groups, blocks int, x []byte, xstride int)
 	// vec8, if not nil, is vec4 for eight activation rows.
 	vec8 func(out []float32, ostride int, w []byte, groups, blocks int, x []byte, xstride int)
-	// wide, if not nil, is vec4 for wideRows activation rows (the AMX
-	// kernels: 32 for Q4_K, 16 for Q4_0).
-	wide     func(out []float32, ostride int, w []byte, groups, blocks int, x []byte, xstride int)
+	// wide, if not nil, is vec4 for rows activation rows, a multiple of
+	// wideRows (the AMX kernels: 32 for Q4_K, 16 for Q4_0).
+	wide     func(out []float32, ostride int, w []byte, groups, blocks int, x []byte, xstride, rows int)
 	wideRows int
 	// pad8, if not 0, is the fewest rows of a batch's last incomplete
 	// eight that run through vec8 with zero rows added (padTail), rather
@@ -325,8 +325,9 @@ func (t *packedTask) groups(g0, g1, a0, a1 int) {
 		a1 = t.tail
 	}
 	if p.pk.wide != nil {
-		for n := p.pk.wideRows; i+n <= a1; i += n {
-			p.pk.wide(t.out[i*rows+g0*packRows:], rows, w, g1-g0, p.blocks, t.x[i*xs:], xs)
+		if n := (a1 - i) / p.pk.wideRows * p.pk.wideRows; n > 0 {
+			p.pk.wide(t.out[i*rows+g0*packRows:], rows, w, g1-g0, p.blocks, t.x[i*xs:], xs, n)
+			i += n
 		}
 	}
 	if p.pk.vec8 != nil {

@@ -5,9 +5,9 @@ import (
 	"strings"
 )
 
-// The AMX kernel of the AVX-512 tier (in packk_vnni8_amd64.s, whose
-// constants it shares): Q4_K weights times 32 activation rows, for
-// prefill on CPUs with AMX-INT8. It reads the same packed layout as the
+// The AMX kernels of the AVX-512 tier (in packk_vnni8_amd64.s, whose
+// constants they share), for prefill on CPUs with AMX-INT8. First Q4_K
+// weights times activation rows 32 at a time. It reads the same packed layout as the
 // eight-row kernels, two groups (16 weight rows) at a time.
 //
 // A tile product sums over all the elements it is given, but Q4_K has a
@@ -26,11 +26,11 @@ import (
 // Per block: the 16 weight rows' nibbles become two B tiles per chunk of
 // 64 elements (16 rows of 64 bytes: row k holds elements 4k..4k+3 of
 // each weight row, as the packed loads are laid out), written to the
-// stack once for both groups of 16 activation rows; the activations are
-// A tiles straight from the q8ka rows (16 rows of 64 bytes). Tiles: 0 and
-// 5 the A tiles of activation rows 0-15 and 16-31, 1 and 2 the B tiles
-// (hi, lo), 3 and 4 the C tiles (hi, lo) of rows 0-15, 6 and 7 of rows
-// 16-31.
+// stack once for all the activation rows, which follow 32 at a time; the
+// activations are A tiles straight from the q8ka rows (16 rows of 64
+// bytes). Tiles: 0 and 5 the A tiles of activation rows 0-15 and 16-31 of
+// the 32, 1 and 2 the B tiles (hi, lo), 3 and 4 the C tiles (hi, lo) of
+// rows 0-15, 6 and 7 of rows 16-31.
 //
 // The Go assembler knows no AMX instruction; they are emitted as bytes
 // (amxTile, amxDot, amxOp), checked against GNU as in amx_test.go's
@@ -136,27 +136,32 @@ func rowBase(a *asm, base, stride string, q int) string {
 }
 
 // Scratch of q4kAMX, from the 64-byte aligned DX: the int32 scales (sc,
-// 8 vectors), the min pairs (mp, 4), the float sums of the 32 rows (fs),
-// the B tiles of the four chunks (bt: chunk c's hi tile at bt+2048c, its
-// lo tile 1024 on) and the stored C tiles (ct: hi and lo of rows 0-15,
-// then of rows 16-31).
+// 8 vectors), the min pairs (mp, 4), the B tiles of the four chunks (bt:
+// chunk c's hi tile at bt+2048c, its lo tile 1024 on) and the stored C
+// tiles (ct: hi and lo of rows 0-15, then of rows 16-31).
 const (
-	amxSc, amxMp, amxFs, amxBt, amxCt, amxScratch = 0, 512, 768, 2816, 11008, 15104
+	amxSc, amxMp, amxBt, amxCt, amxScratch = 0, 512, 768, 8960, 13056
 )
 
-// q4kAMX is the AMX kernel (see the top of the file). Registers: DI out,
-// R8 the output row stride in bytes, SI weights (group g's block), R10
-// the group stride, CX pairs of groups left, R11/R14 the activation row
-// stride (x1, x3), R12 activation quants, R13 their d, AX their sums of
-// 32, BX row addresses, DX the aligned scratch, R9 = 64 (the scratch
-// tiles' row stride; 3*R8 while the outputs are stored).
+// q4kAMX is the AMX kernel (see the top of the file), for rows
+// activation rows (a multiple of 32): each block's B tiles are unpacked
+// once and serve every group of 32 rows in turn. The float sums
+// accumulate in out itself (zeroed first). Registers: DI out (the
+// group's first row), R8 the output row stride in bytes, R15 the output
+// row being finished, SI weights (group g's block), R10 the group
+// stride, CX pairs of groups left, R11/R14 the activation row stride (x1,
+// x3), R12 activation quants, R13 their d, AX their sums of 32 (all of
+// the group's first row), BX row addresses, DX the aligned scratch, R9 =
+// 64 (the scratch tiles' row stride). Stack: the counts of blocks and of
+// row groups left, the block's R12, R13, AX and DI, 32 rows of
+// activations and of outputs in bytes.
 func q4kAMX(a *asm) {
-	const bc, ab = 0, 8
+	const bc, gc, s12, s13, sax, sdi, x32, o32, ab = 0, 8, 16, 24, 32, 40, 48, 56, 64
 	const frame = ab + 8 + 64 + amxScratch
 	l := "q4kamx"
 	name := "q4kPackVec32AMX"
-	a.raw("// func %s%s", name, sig(8))
-	a.raw("TEXT ·%s(SB), 0, $%d-104", name, frame)
+	a.raw("// func %s(out []float32, ostride int, w []byte, groups, blocks int, x []byte, xstride, rows int)", name)
+	a.raw("TEXT ·%s(SB), 0, $%d-112", name, frame)
 	loadArgs(a, 8)
 	a.op("SHRQ $1, CX")
 	a.op("MOVQ blocks+64(FP), R10")
@@ -165,7 +170,21 @@ func q4kAMX(a *asm) {
 	a.op("LEAQ amxcfg<>(SB), BX")
 	amxBytes(a, "LDTILECFG (BX)", amxConfig("BX"))
 	alignedStack(a, ab)
+	a.op("MOVQ R11, BX")
+	a.op("SHLQ $5, BX")
+	a.op("MOVQ BX, %d(SP)", x32)
+	a.op("MOVQ R8, BX")
+	a.op("SHLQ $5, BX")
+	a.op("MOVQ BX, %d(SP)", o32)
 	a.label(l + "pair")
+	a.op("VPXORD Z0, Z0, Z0")
+	a.op("MOVQ DI, R15")
+	a.op("MOVQ rows+104(FP), BX")
+	a.label(l + "zero")
+	a.op("VMOVUPS Z0, (R15)")
+	a.op("ADDQ R8, R15")
+	a.op("DECQ BX")
+	a.op("JNZ %szero", l)
 	a.op("MOVQ x_base+72(FP), R12")
 	a.op("MOVQ blocks+64(FP), BX")
 	a.op("MOVQ BX, %d(SP)", bc)
@@ -173,15 +192,19 @@ func q4kAMX(a *asm) {
 	a.op("ADDQ R12, R13")
 	a.op("IMUL3Q $292, BX, AX")
 	a.op("ADDQ R12, AX")
-	a.op("VPXORD Z0, Z0, Z0")
-	for m := 0; m < 32; m++ {
-		a.op("VMOVDQA64 Z0, %d(DX)", amxFs+64*m)
-	}
 	a.label(l + "block")
 	a.op("VMOVDQU64 v8k0f<>(SB), Z24")
 	q4kScales8At(a, "SI", "DX", amxSc, amxMp, 64)
 	q4kAMXUnpack(a)
+	for i, r := range []string{"R12", "R13", "AX", "DI"} {
+		a.op("MOVQ %s, %d(SP)", r, []int{s12, s13, sax, sdi}[i])
+	}
+	a.op("MOVQ rows+104(FP), BX")
+	a.op("SHRQ $5, BX")
+	a.op("MOVQ BX, %d(SP)", gc)
+	a.label(l + "group")
 	q4kAMXTiles(a)
+	a.op("MOVQ DI, R15")
 	for g := 0; g < 2; g++ {
 		for m := 0; m < 16; m++ {
 			a.op("VPSLLD $3, %d(DX), %s", amxCt+2048*g+64*m, z(m))
@@ -191,21 +214,21 @@ func q4kAMX(a *asm) {
 			q4kAMXFloat(a, 16*g+8*h)
 		}
 	}
+	for _, r := range []string{"R12", "R13", "AX"} {
+		a.op("ADDQ %d(SP), %s", x32, r)
+	}
+	a.op("ADDQ %d(SP), DI", o32)
+	a.op("DECQ %d(SP)", gc)
+	a.op("JNZ %sgroup", l)
+	for i, r := range []string{"R12", "R13", "AX", "DI"} {
+		a.op("MOVQ %d(SP), %s", []int{s12, s13, sax, sdi}[i], r)
+	}
 	a.op("ADDQ $1152, SI")
 	a.op("ADDQ $256, R12")
 	a.op("ADDQ $4, R13")
 	a.op("ADDQ $16, AX")
 	a.op("DECQ %d(SP)", bc)
 	a.op("JNZ %sblock", l)
-	a.op("LEAQ (R8)(R8*2), R9")
-	for q := 0; q < 8; q++ {
-		base := rowBase(a, "DI", "R8", q)
-		for i, idx := range []string{"", "(R8*1)", "(R8*2)", "(R9*1)"} {
-			a.op("VMOVDQA64 %d(DX), Z0", amxFs+64*(4*q+i))
-			a.op("VMOVUPS Z0, (%s)%s", base, idx)
-		}
-	}
-	a.op("MOVQ $64, R9")
 	a.op("ADDQ $64, DI")
 	a.op("ADDQ R10, SI") // past group g+1
 	a.op("DECQ CX")
@@ -273,10 +296,10 @@ func q4kAMXTiles(a *asm) {
 	}
 }
 
-// q4kAMXFloat finishes the block for activation rows m0..m0+7, whose
-// integer sums I are in Z(m0%16)...: their mins M (Z16+r) and F +=
-// (d*yd)*float(I) - (dmin*yd)*float(M), the operations of q4k8z in its
-// order.
+// q4kAMXFloat finishes the block for activation rows m0..m0+7 of the
+// group, whose integer sums I are in Z(m0%16)...: their mins M (Z16+r)
+// and F += (d*yd)*float(I) - (dmin*yd)*float(M), the operations of q4k8z
+// in its order, F in the output row at R15 (moved on a row each).
 func q4kAMXFloat(a *asm, m0 int) {
 	for p := 0; p < 4; p++ {
 		a.op("VMOVDQA64 %d(DX), %s", amxMp+64*p, z(24+p))
@@ -303,14 +326,15 @@ func q4kAMXFloat(a *asm, m0 int) {
 		}
 		i, mr := z(m%16), z(16+r)
 		a.op("VBROADCASTSS %s, Z30", act(0, base, r%4))
-		a.op("VMOVDQA64 %d(DX), Z24", amxFs+64*m)
+		a.op("VMOVUPS (R15), Z24")
 		a.op("VMULPS Z30, Z28, Z31")
 		a.op("VCVTDQ2PS %s, %s", i, i)
 		a.op("VFMADD231PS %s, Z31, Z24", i)
 		a.op("VMULPS Z30, Z29, Z31")
 		a.op("VCVTDQ2PS %s, %s", mr, mr)
 		a.op("VFNMADD231PS %s, Z31, Z24", mr)
-		a.op("VMOVDQA64 Z24, %d(DX)", amxFs+64*m)
+		a.op("VMOVUPS Z24, (R15)")
+		a.op("ADDQ R8, R15")
 	}
 }
 
