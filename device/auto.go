@@ -81,8 +81,10 @@ func AutoProfile(info *Info) *Profile {
 //     kernel, when the AVX-512 tier ran every path: w4a8 prefilled
 //     1.07-1.08x as fast as q4_k_m, q4_k_m decoded 1.05-1.10x as fast as
 //     w4a8; both decode within 10% of the faster, so the more faithful
-//     q4_k_m wins. The AMX kernels since (Q4_K and Q4_0 prefill, which
-//     w4a8 runs on) leave decode, and so the choice, as it was.
+//     q4_k_m wins. With the AMX kernels since (Q4_K and Q4_0 prefill,
+//     the latter w4a8's; same measurement, two alternated pairs) q4_k_m
+//     leads both: pp512 240.1 / 241.9 against 216.0 / 214.7, tg128
+//     16.89 / 17.32 against 16.48 / 16.36.
 //   - AVX-512 VNNI: q4_k_m, as on AVX2. The avx512 kernel tier has
 //     VPDPBUSD kernels for Q4_K/Q6_K (q4_k_m) and for Q4_0/Q8_0 (w4a8,
 //     w8a8) alike and gives the AVX2 tier's bits, so the fidelity figures
