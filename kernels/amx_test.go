@@ -39,17 +39,11 @@ func TestPackedAMXRows(t *testing.T) {
 				for _, rows := range []int{8, 16, 24, 40, 64} {
 					t.Run(fmt.Sprintf("%s/%s/%dx%d", tierName, typ, rows, cols), func(t *testing.T) {
 						defer kernels.UseTier(tierName)()
-						w := randomMatrix(rng, typ, rows, cols)
-						prepareGuarded(t, w)
-						var q kernels.QuantizedActs
-						q.Quantize(typ, randomVec(rng, n*cols), n)
+						w, q, want := fourRowTiles(t, rng, typ, rows, cols, n)
 						g := rows / 8
-						want, got := make([]float32, n*rows), make([]float32, n*rows)
-						for i := 0; i < n; i += 4 {
-							kernels.PackedTile(w, want[i*rows:], rows, g, &q, i, 4)
-						}
+						got := make([]float32, n*rows)
 						for i := 0; i < n; i += wide {
-							if !kernels.PackedTile(w, got[i*rows:], rows, g, &q, i, wide) {
+							if !kernels.PackedTile(w, got[i*rows:], rows, g, q, i, wide) {
 								t.Fatal("no wide kernel")
 							}
 						}
@@ -57,7 +51,7 @@ func TestPackedAMXRows(t *testing.T) {
 							t.Fatalf("%d rows %v, four rows %v at %d (act %d, row %d)", wide, got[j], want[j], j, j/rows, j%rows)
 						}
 						clear(got)
-						kernels.PackedTile(w, got, rows, g, &q, 0, n)
+						kernels.PackedTile(w, got, rows, g, q, 0, n)
 						if j := sameBits(got, want); j >= 0 {
 							t.Fatalf("%d rows at once %v, four rows %v at %d (act %d, row %d)", n, got[j], want[j], j, j/rows, j%rows)
 						}

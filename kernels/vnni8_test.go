@@ -2,6 +2,7 @@ package kernels_test
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/siskin-ml/siskin/kernels"
@@ -43,17 +44,11 @@ func testPackedEightRows(t *testing.T) {
 				for _, rows := range []int{16, 24, 40, 56, 64} {
 					t.Run(fmt.Sprintf("%s/%s/%dx%d", tierName, typ, rows, cols), func(t *testing.T) {
 						defer kernels.UseTier(tierName)()
-						w := randomMatrix(rng, typ, rows, cols)
-						prepareGuarded(t, w)
-						var q kernels.QuantizedActs
-						q.Quantize(typ, randomVec(rng, n*cols), n)
+						w, q, want := fourRowTiles(t, rng, typ, rows, cols, n)
 						g := rows / 8
-						want, got := make([]float32, n*rows), make([]float32, n*rows)
-						for i := 0; i < n; i += 4 {
-							kernels.PackedTile(w, want[i*rows:], rows, g, &q, i, 4)
-						}
+						got := make([]float32, n*rows)
 						for i := 0; i < n; i += 8 {
-							if !kernels.PackedTile(w, got[i*rows:], rows, g, &q, i, 8) {
+							if !kernels.PackedTile(w, got[i*rows:], rows, g, q, i, 8) {
 								t.Fatal("no eight-row kernel")
 							}
 						}
@@ -96,4 +91,19 @@ func TestPackedPaddedTail(t *testing.T) {
 			}
 		}
 	}
+}
+
+// fourRowTiles prepares a random rows x cols matrix of typ (before a
+// guard page), quantizes n random activation rows, and returns them with
+// the four-row kernel's products of all groups (rows a multiple of 8).
+func fourRowTiles(t *testing.T, rng *rand.Rand, typ tensor.Type, rows, cols, n int) (*tensor.Matrix, *kernels.QuantizedActs, []float32) {
+	w := randomMatrix(rng, typ, rows, cols)
+	prepareGuarded(t, w)
+	q := new(kernels.QuantizedActs)
+	q.Quantize(typ, randomVec(rng, n*cols), n)
+	want := make([]float32, n*rows)
+	for i := 0; i < n; i += 4 {
+		kernels.PackedTile(w, want[i*rows:], rows, rows/8, q, i, 4)
+	}
+	return w, q, want
 }

@@ -108,21 +108,31 @@ func amxConfig(reg string) []byte {
 // amxConsts emits the tile configuration of q4kAMX (palette 1; all
 // eight tiles 16 rows of 64 bytes) and the 0x07 bytes.
 func amxConsts(a *asm) {
+	var colsb, rows [8]int
+	for t := range colsb {
+		colsb[t], rows[t] = 64, 16
+	}
+	tileConfig(a, "amxcfg", colsb, rows)
+	a.data64("amxk07", splat(0x07))
+}
+
+// tileConfig emits a 64-byte LDTILECFG operand, palette 1, tile t of
+// rows[t] rows of colsb[t] bytes.
+func tileConfig(a *asm, name string, colsb, rows [8]int) {
 	var cfg [64]byte
 	cfg[0] = 1
-	for t := 0; t < 8; t++ {
-		cfg[16+2*t] = 64
-		cfg[48+t] = 16
+	for t := range colsb {
+		cfg[16+2*t] = byte(colsb[t])
+		cfg[48+t] = byte(rows[t])
 	}
 	for i := 0; i < 64; i += 8 {
 		var q uint64
 		for j := 7; j >= 0; j-- {
 			q = q<<8 | uint64(cfg[i+j])
 		}
-		a.raw("DATA amxcfg<>+%d(SB)/8, $0x%016x", i, q)
+		a.raw("DATA %s<>+%d(SB)/8, $0x%016x", name, i, q)
 	}
-	a.raw("GLOBL amxcfg<>(SB), RODATA|NOPTR, $64\n")
-	a.data64("amxk07", splat(0x07))
+	a.raw("GLOBL %s<>(SB), RODATA|NOPTR, $64\n", name)
 }
 
 // rowBase returns the register that addresses rows 4q..4q+3 of a table
@@ -352,22 +362,9 @@ func q4kAMXFloat(a *asm, m0 int) {
 // amx40Consts emits q40AMX's tile configuration: A tiles (0, 3) 16 rows
 // of 32 bytes, B tiles (1, 4) 8 rows of 64, C tiles (2, 5) 16 rows of 64.
 func amx40Consts(a *asm) {
-	var cfg [64]byte
-	cfg[0] = 1
-	for s := 0; s < 2; s++ {
-		for t, v := range [][2]int{{32, 16}, {64, 8}, {64, 16}} {
-			cfg[16+2*(3*s+t)] = byte(v[0])
-			cfg[48+3*s+t] = byte(v[1])
-		}
-	}
-	for i := 0; i < 64; i += 8 {
-		var q uint64
-		for j := 7; j >= 0; j-- {
-			q = q<<8 | uint64(cfg[i+j])
-		}
-		a.raw("DATA amxcfg40<>+%d(SB)/8, $0x%016x", i, q)
-	}
-	a.raw("GLOBL amxcfg40<>(SB), RODATA|NOPTR, $64\n")
+	colsb := [8]int{32, 64, 64, 32, 64, 64}
+	rows := [8]int{16, 8, 16, 16, 8, 16}
+	tileConfig(a, "amxcfg40", colsb, rows)
 	a.data64("amxk08", splat(0x08))
 }
 
