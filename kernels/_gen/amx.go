@@ -239,14 +239,7 @@ func q4kAMX(a *asm) {
 	a.op("ADDQ $16, AX")
 	a.op("DECQ %d(SP)", bc)
 	a.op("JNZ %sblock", l)
-	a.op("ADDQ $64, DI")
-	a.op("ADDQ R10, SI") // past group g+1
-	a.op("DECQ CX")
-	a.op("JNZ %spair", l)
-	amxBytes(a, "TILERELEASE", amxRelease())
-	a.op("VZEROUPPER")
-	a.op("RET")
-	a.raw("")
+	amxEpilogue(a, l)
 }
 
 // q4kAMXUnpack writes the block's B tiles: the factors hi and lo of
@@ -439,14 +432,7 @@ func q40AMX(a *asm) {
 			a.op("VMOVUPS %s, (%s)%s", z(4*q+i), base, idx)
 		}
 	}
-	a.op("ADDQ $64, DI")
-	a.op("ADDQ R10, SI") // past group g+1
-	a.op("DECQ CX")
-	a.op("JNZ %spair", l)
-	amxBytes(a, "TILERELEASE", amxRelease())
-	a.op("VZEROUPPER")
-	a.op("RET")
-	a.raw("")
+	amxEpilogue(a, l)
 }
 
 // The steps of q40AMX on nb (1 or 2) blocks, block j on tile set j:
@@ -525,4 +511,17 @@ func rowBaseTo(a *asm, base, stride string, q int, dst string) string {
 		a.op("LEAQ (%s)(%s*4), %s", from, stride, dst)
 	}
 	return dst
+}
+
+// amxEpilogue closes an AMX kernel's pair loop (DI and SI on to the next
+// pair of groups) and releases the tiles.
+func amxEpilogue(a *asm, l string) {
+	a.op("ADDQ $64, DI")
+	a.op("ADDQ R10, SI") // past group g+1
+	a.op("DECQ CX")
+	a.op("JNZ %spair", l)
+	amxBytes(a, "TILERELEASE", amxRelease())
+	a.op("VZEROUPPER")
+	a.op("RET")
+	a.raw("")
 }
