@@ -6,9 +6,9 @@ import (
 )
 
 // The AMX kernels of the AVX-512 tier (in packk_vnni8_amd64.s, whose
-// constants they share), for prefill on CPUs with AMX-INT8. First Q4_K
-// weights times activation rows 32 at a time. It reads the same packed layout as the
-// eight-row kernels, two groups (16 weight rows) at a time.
+// constants they share), for prefill on CPUs with AMX-INT8. Both read
+// the eight-row kernels' packed layout two groups (16 weight rows) at a
+// time. First Q4_K, with activation rows 32 at a time.
 //
 // A tile product sums over all the elements it is given, but Q4_K has a
 // 6-bit scale per sub-block of 32 and weight row. Multiplying each
@@ -33,8 +33,9 @@ import (
 // rows 0-15, 6 and 7 of rows 16-31.
 //
 // The Go assembler knows no AMX instruction; they are emitted as bytes
-// (amxTile, amxDot, amxOp), checked against GNU as in amx_test.go's
-// disassembly test where objdump is present.
+// (amxTile, amxDot, amxZero, amxRelease, amxConfig) with the instruction
+// in a comment, and TestAMXEncodings has GNU objdump read them back where
+// it is installed.
 
 // amxRegs numbers the general registers as the instruction encoding
 // does.
