@@ -129,7 +129,7 @@ func ChooseWeightPath(info *Info, priority string) (path WeightPath, why string)
 	case f.AVX512VNNI:
 		why := "AVX-512 VNNI: q4_k_m (llama.cpp's Q4_K_M mix made at load), whose VNNI kernels measured faster per byte than w4a8's and which is more faithful to the reference"
 		if f.AMXTile && f.AMXInt8 {
-			why += "; AMX tiles are usable: the AVX-512 tier runs Q4_K and Q4_0 prefill on them (decode is unchanged)"
+			why += "; AMX tiles are usable: the AVX-512 tier runs Q4_K, Q6_K and Q4_0 prefill on them (decode is unchanged)"
 		} else if info.AMX.CPUHas {
 			why += "; the CPU has AMX but it is not usable here"
 			if info.AMX.Detail != "" {

@@ -73,7 +73,7 @@ func TestPackedAMXMatMul(t *testing.T) {
 	rng := newRNG(62)
 	ran := false
 	for _, tierName := range kernels.Tiers() {
-		for _, typ := range []tensor.Type{tensor.Q4_K, tensor.Q4_0, tensor.W4A8} {
+		for _, typ := range []tensor.Type{tensor.Q4_K, tensor.Q6_K, tensor.Q4_0, tensor.W4A8} {
 			wide := kernels.PackedWide(tierName, typ)
 			if wide == 0 {
 				continue
@@ -96,46 +96,71 @@ func TestPackedAMXMatMul(t *testing.T) {
 	}
 }
 
-// TestPackedAMXExtremes: the largest integer sums Q4_K allows (every
-// quant 15, every scale and min 63, activations at full scale of either
-// sign) give the four-row kernel's bits: the split scales' partial sums
-// stay exact in int32.
+// TestPackedAMXExtremes: the largest integer sums the AMX kernels' types
+// allow give the four-row kernel's bits, activations at full scale of
+// either sign. Q4_K: every quant 15, every scale and min 63 (the split
+// scales' partial sums stay exact in int32). Q6_K: quants 0 (-32) under
+// scale -128 and 63 (31) under 127 in alternate weight rows, the
+// extremes of w = sc*(q-32) and of its high byte.
 func TestPackedAMXExtremes(t *testing.T) {
 	const rows, cols, n = 16, 2048, 32
+	blocks := cols / tensor.QK_K
+	extremes := map[tensor.Type]func(row int, b []byte){
+		tensor.Q4_K: func(_ int, b []byte) {
+			for i := 4; i < 144; i++ {
+				b[i] = 0xff
+			}
+			binary.LittleEndian.PutUint16(b, 0x3c00)     // d = 1
+			binary.LittleEndian.PutUint16(b[2:], 0x3c00) // dmin = 1
+		},
+		tensor.Q6_K: func(row int, b []byte) {
+			q, sc := byte(0), byte(0x80)
+			if row%2 == 1 {
+				q, sc = 0xff, 127
+			}
+			for i := 0; i < 192; i++ {
+				b[i] = q
+			}
+			for i := 192; i < 208; i++ {
+				b[i] = sc
+			}
+			binary.LittleEndian.PutUint16(b[208:], 0x3c00)
+		},
+	}
 	ran := false
 	for _, tierName := range kernels.Tiers() {
-		if kernels.PackedWide(tierName, tensor.Q4_K) != 32 {
-			continue
-		}
-		ran = true
-		defer kernels.UseTier(tierName)()
-		blocks := cols / tensor.QK_K
-		data := make([]byte, rows*blocks*144)
-		for b := 0; b < len(data); b += 144 {
-			for i := 4; i < 144; i++ {
-				data[b+i] = 0xff
+		for _, typ := range []tensor.Type{tensor.Q4_K, tensor.Q6_K} {
+			if kernels.PackedWide(tierName, typ) != 32 {
+				continue
 			}
-			binary.LittleEndian.PutUint16(data[b:], 0x3c00)   // d = 1
-			binary.LittleEndian.PutUint16(data[b+2:], 0x3c00) // dmin = 1
-		}
-		w := &tensor.Matrix{Name: "w", Type: tensor.Q4_K, Rows: rows, Cols: cols, Data: data}
-		prepareGuarded(t, w)
-		x := make([]float32, n*cols)
-		for i := range x {
-			x[i] = 1
-			if (i/cols)%2 == 1 {
-				x[i] = -1
-			}
-		}
-		var q kernels.QuantizedActs
-		q.Quantize(tensor.Q4_K, x, n)
-		want, got := make([]float32, n*rows), make([]float32, n*rows)
-		for i := 0; i < n; i += 4 {
-			kernels.PackedTile(w, want[i*rows:], rows, rows/8, &q, i, 4)
-		}
-		kernels.PackedTile(w, got, rows, rows/8, &q, 0, 32)
-		if j := sameBits(got, want); j >= 0 {
-			t.Fatalf("32 rows %v, four rows %v at %d", got[j], want[j], j)
+			ran = true
+			t.Run(fmt.Sprintf("%s/%s", tierName, typ), func(t *testing.T) {
+				defer kernels.UseTier(tierName)()
+				bb := typ.BlockBytes()
+				data := make([]byte, rows*blocks*bb)
+				for b := 0; b < len(data); b += bb {
+					extremes[typ](b/bb/blocks, data[b:b+bb])
+				}
+				w := &tensor.Matrix{Name: "w", Type: typ, Rows: rows, Cols: cols, Data: data}
+				prepareGuarded(t, w)
+				x := make([]float32, n*cols)
+				for i := range x {
+					x[i] = 1
+					if (i/cols)%2 == 1 {
+						x[i] = -1
+					}
+				}
+				var q kernels.QuantizedActs
+				q.Quantize(typ, x, n)
+				want, got := make([]float32, n*rows), make([]float32, n*rows)
+				for i := 0; i < n; i += 4 {
+					kernels.PackedTile(w, want[i*rows:], rows, rows/8, &q, i, 4)
+				}
+				kernels.PackedTile(w, got, rows, rows/8, &q, 0, 32)
+				if j := sameBits(got, want); j >= 0 {
+					t.Fatalf("32 rows %v, four rows %v at %d", got[j], want[j], j)
+				}
+			})
 		}
 	}
 	if !ran {

@@ -275,30 +275,8 @@ func q4kAMXUnpack(a *asm) {
 }
 
 // q4kAMXTiles runs the block's tile products for both groups of 16
-// activation rows (the second from BX = R12 + 16*R11) and stores the C
-// tiles.
-func q4kAMXTiles(a *asm) {
-	for _, t := range []int{3, 4, 6, 7} {
-		amxBytes(a, fmt.Sprintf("TILEZERO TMM%d", t), amxZero(t))
-	}
-	a.op("LEAQ (R12)(R11*8), BX")
-	a.op("LEAQ (BX)(R11*8), BX")
-	for c := 0; c < 4; c++ {
-		bt := amxBt + 2048*c
-		amxBytes(a, fmt.Sprintf("TILELOADD %d(DX)(R9*1), TMM1", bt), amxTile(false, 1, bt, "DX", "R9"))
-		amxBytes(a, fmt.Sprintf("TILELOADD %d(DX)(R9*1), TMM2", bt+1024), amxTile(false, 2, bt+1024, "DX", "R9"))
-		amxBytes(a, fmt.Sprintf("TILELOADD %d(R12)(R11*1), TMM0", 64*c), amxTile(false, 0, 64*c, "R12", "R11"))
-		amxBytes(a, fmt.Sprintf("TILELOADD %d(BX)(R11*1), TMM5", 64*c), amxTile(false, 5, 64*c, "BX", "R11"))
-		amxBytes(a, "TDPBSSD TMM1, TMM0, TMM3", amxDot(3, 0, 1))
-		amxBytes(a, "TDPBSSD TMM2, TMM0, TMM4", amxDot(4, 0, 2))
-		amxBytes(a, "TDPBSSD TMM1, TMM5, TMM6", amxDot(6, 5, 1))
-		amxBytes(a, "TDPBSSD TMM2, TMM5, TMM7", amxDot(7, 5, 2))
-	}
-	for i, t := range []int{3, 4, 6, 7} {
-		off := amxCt + 1024*i
-		amxBytes(a, fmt.Sprintf("TILESTORED TMM%d, %d(DX)(R9*1)", t, off), amxTile(true, t, off, "DX", "R9"))
-	}
-}
+// activation rows and stores the C tiles (amxTiles2).
+func q4kAMXTiles(a *asm) { amxTiles2(a, amxBt, amxCt, false) }
 
 // q4kAMXFloat finishes the block for activation rows m0..m0+7 of the
 // group, whose integer sums I are in Z(m0%16)...: their mins M (Z16+r)
