@@ -84,7 +84,8 @@ func AutoProfile(info *Info) *Profile {
 //     q4_k_m wins. With the AMX kernels since (Q4_K and Q4_0 prefill,
 //     the latter w4a8's; same measurement, two alternated pairs) q4_k_m
 //     leads both: pp512 240.1 / 241.9 against 216.0 / 214.7, tg128
-//     16.89 / 17.32 against 16.48 / 16.36.
+//     16.89 / 17.32 against 16.48 / 16.36. The Q6_K AMX kernel added
+//     after that speeds up only q4_k_m (its attn_v and ffn_down).
 //   - AVX-512 VNNI: q4_k_m, as on AVX2. The avx512 kernel tier has
 //     VPDPBUSD kernels for Q4_K/Q6_K (q4_k_m) and for Q4_0/Q8_0 (w4a8,
 //     w8a8) alike and gives the AVX2 tier's bits, so the fidelity figures
