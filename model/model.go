@@ -83,13 +83,48 @@ func Embed(x []float32, table *tensor.Matrix, tokens []int) {
 	}
 }
 
-// RMSNormRows normalizes each row of x (n rows of len(w)) into out.
+// RMSNormRows normalizes each row of x (n rows of len(w)) into out, the
+// rows split between threads when there are enough of them (prefill): a
+// serial pass per layer left the other threads idle.
 func RMSNormRows(out, x, w []float32, eps float32) {
 	d := len(w)
-	for i := 0; i < len(x)/d; i++ {
-		kernels.RMSNorm(out[i*d:(i+1)*d], x[i*d:(i+1)*d], w, eps)
+	n := len(x) / d
+	if !rowsParallel(n, d) {
+		for i := 0; i < n; i++ {
+			kernels.RMSNorm(out[i*d:(i+1)*d], x[i*d:(i+1)*d], w, eps)
+		}
+		return
 	}
+	kernels.ParallelFor(n, d, 1, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			kernels.RMSNorm(out[i*d:(i+1)*d], x[i*d:(i+1)*d], w, eps)
+		}
+	})
 }
+
+// AddRows sets x[i] += y[i] over n rows (of len(x)/n), as kernels.Add,
+// split between threads as RMSNormRows.
+func AddRows(x, y []float32, n int) {
+	ApplyRows(x, y, n, kernels.Add)
+}
+
+// ApplyRows calls f on matching rows of x and y (n rows each), split
+// between threads as RMSNormRows; f works element by element, so the
+// split changes no result.
+func ApplyRows(x, y []float32, n int, f func(x, y []float32)) {
+	if n <= 0 || !rowsParallel(n, len(x)/n) {
+		f(x, y)
+		return
+	}
+	d, e := len(x)/n, len(y)/n
+	kernels.ParallelFor(n, d, 1, func(lo, hi int) {
+		f(x[lo*d:hi*d], y[lo*e:hi*e])
+	})
+}
+
+// rowsParallel reports whether n rows of d elements are worth splitting
+// between threads (an element counted as one multiply-add).
+func rowsParallel(n, d int) bool { return n > 1 && kernels.Parallel(n*d) }
 
 // Linear applies a weight to n rows of activations: out[n][w.Rows].
 func Linear(out []float32, w *tensor.Matrix, x []float32, n int) {
@@ -126,9 +161,9 @@ func GatedFFN(x, h, gate, up []float32, n int, norm []float32, eps float32,
 	wGate, wUp, wDown *tensor.Matrix, actMul func(x, y []float32)) {
 	RMSNormRows(h, x, norm, eps)
 	Linears(h, n, []*tensor.Matrix{wGate, wUp}, gate, up)
-	actMul(gate, up)
+	ApplyRows(gate, up, n, actMul)
 	Linear(h, wDown, gate, n)
-	kernels.Add(x, h)
+	AddRows(x, h, n)
 }
 
 // actsPool keeps the quantized activations' buffers between calls.

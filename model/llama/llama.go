@@ -173,7 +173,7 @@ func (m *Model) ForwardBatch(seqs []model.Seq) ([][]float32, error) {
 		}
 		m.attn.AttendAppend(b, li, 0, q, k, v, att)
 		model.Linear(h, l.wo, att, n)
-		kernels.Add(x, h)
+		model.AddRows(x, h, n)
 
 		// Feed-forward block: down(silu(gate h2) * up h2).
 		model.GatedFFN(x, h, act, up, n, l.ffnNorm, c.Eps, l.ffnGate, l.ffnUp, l.ffnDown, kernels.SiLUMul)

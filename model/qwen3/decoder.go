@@ -91,7 +91,7 @@ func (d *Decoder) Run(b *model.Batch, x []float32, each func(layer int, x []floa
 		}
 		d.Attn.AttendAppend(b, li, 0, q, k, v, att)
 		model.Linear(h, l.wo, att, n)
-		kernels.Add(x, h)
+		model.AddRows(x, h, n)
 
 		// Feed-forward block: down(silu(gate h2) * up h2).
 		model.GatedFFN(x, h, act, up, n, l.ffnNorm, c.Eps, l.ffnGate, l.ffnUp, l.ffnDown, kernels.SiLUMul)

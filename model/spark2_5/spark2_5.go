@@ -243,7 +243,7 @@ func (m *Model) ForwardBatch(seqs []model.Seq) ([][]float32, error) {
 			}
 		}
 		model.Linear(h, l.wo, att, n)
-		kernels.Add(x, h)
+		model.AddRows(x, h, n)
 
 		// Feed-forward block: down(gelu_erf(gate h2) * up h2).
 		model.GatedFFN(x, h, act, up, n, l.ffnNorm, c.Eps, l.ffnGate, l.ffnUp, l.ffnDown, kernels.GELUErfMul)
