@@ -5390,7 +5390,7 @@ DATA amxkw00ff<>+56(SB)/8, $0x00ff00ff00ff00ff
 GLOBL amxkw00ff<>(SB), RODATA|NOPTR, $64
 
 // func q6kPackVec32AMX(out []float32, ostride int, w []byte, groups, blocks int, x []byte, xstride, rows int)
-TEXT ·q6kPackVec32AMX(SB), 0, $12416-112
+TEXT ·q6kPackVec32AMX(SB), 0, $12424-112
 	MOVQ out_base+0(FP), DI
 	MOVQ ostride+24(FP), R8
 	SHLQ $2, R8
@@ -5405,15 +5405,15 @@ TEXT ·q6kPackVec32AMX(SB), 0, $12416-112
 	MOVQ $64, R9
 	LEAQ amxcfg<>(SB), BX
 	BYTE $0xc4; BYTE $0xe2; BYTE $0x78; BYTE $0x49; BYTE $0x03 // LDTILECFG (BX)
-	LEAQ 127(SP), DX
+	LEAQ 135(SP), DX
 	ANDQ $~63, DX
-	MOVQ DX, 56(SP)
+	MOVQ DX, 64(SP)
 	MOVQ R11, BX
 	SHLQ $5, BX
-	MOVQ BX, 40(SP)
+	MOVQ BX, 48(SP)
 	MOVQ R8, BX
 	SHLQ $5, BX
-	MOVQ BX, 48(SP)
+	MOVQ BX, 56(SP)
 q6kamxpair:
 	VPXORD Z0, Z0, Z0
 	MOVQ DI, R15
@@ -6547,7 +6547,7 @@ q6kamxblock:
 	VMOVDQA64 Z21, 8128(DX)
 	MOVQ R12, 16(SP)
 	MOVQ R13, 24(SP)
-	MOVQ DI, 32(SP)
+	MOVQ DI, 40(SP)
 	MOVQ rows+104(FP), BX
 	SHRQ $5, BX
 	MOVQ BX, 8(SP)
@@ -6902,14 +6902,14 @@ q6kamxgroup:
 	VFMADD231PS Z15, Z31, Z24
 	VMOVUPS Z24, (R15)
 	ADDQ R8, R15
-	ADDQ 40(SP), R12
-	ADDQ 40(SP), R13
-	ADDQ 48(SP), DI
+	ADDQ 48(SP), R12
+	ADDQ 48(SP), R13
+	ADDQ 56(SP), DI
 	DECQ 8(SP)
 	JNZ q6kamxgroup
 	MOVQ 16(SP), R12
 	MOVQ 24(SP), R13
-	MOVQ 32(SP), DI
+	MOVQ 40(SP), DI
 	ADDQ $1680, SI
 	ADDQ $256, R12
 	ADDQ $4, R13

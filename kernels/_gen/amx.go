@@ -155,28 +155,63 @@ const (
 )
 
 // q4kAMX is the AMX kernel (see the top of the file), for rows
-// activation rows (a multiple of 32): each block's B tiles are unpacked
-// once and serve every group of 32 rows in turn. The float sums
-// accumulate in out itself (zeroed first). Registers: DI out (the
-// group's first row), R8 the output row stride in bytes, R15 the output
-// row being finished, SI weights (group g's block), R10 the group
-// stride, CX pairs of groups left, R11/R14 the activation row stride (x1,
-// x3), R12 activation quants, R13 their d, AX their sums of 32 (all of
-// the group's first row), BX row addresses, DX the aligned scratch, R9 =
-// 64 (the scratch tiles' row stride). Stack: the counts of blocks and of
-// row groups left, the block's R12, R13, AX and DI, 32 rows of
-// activations and of outputs in bytes.
+// activation rows (a multiple of 32), on amx32Kernel's skeleton; AX walks
+// the activations' sums of 32 for the mins.
 func q4kAMX(a *asm) {
+	amx32Kernel(a, amx32{
+		name: "q4kPackVec32AMX", label: "q4kamx", gb: 1152, scratch: amxScratch, sums: true,
+		bt: amxBt, ct: amxCt, shift: 3,
+		unpack: func(a *asm) {
+			a.op("VMOVDQU64 v8k0f<>(SB), Z24")
+			q4kScales8At(a, "SI", "DX", amxSc, amxMp, 64)
+			q4kAMXUnpack(a)
+		},
+		finish: q4kAMXFloat,
+	})
+}
+
+// amx32 is a kernel on amx32Kernel's skeleton: two groups (16 weight
+// rows) and 32 activation rows at a time, each block's B tiles (hi and
+// lo, chunk c's at bt+2048c and 1024 on) unpacked once for every group of
+// 32 rows, C tiles stored at ct (amxTiles2) and combined as
+// I = Chi<<shift + Clo before the float steps.
+type amx32 struct {
+	name, label string
+	gb, scratch int  // the bytes of a group's block; of the aligned scratch
+	sums        bool // AX walks the activations' sums (16 bytes a block)
+	bt, ct      int
+	shift       int
+	loUnsigned  bool                 // the lo tiles are unsigned bytes
+	unpack      func(a *asm)         // writes the block's B tiles
+	group       func(a *asm)         // if not nil, starts a group's float steps
+	finish      func(a *asm, m0 int) // the float steps of rows m0..m0+7
+}
+
+// amx32Kernel emits k. The float sums accumulate in out itself (zeroed
+// first). Registers: DI out (the group's first row), R8 the output row
+// stride in bytes, R15 the output row being finished, SI weights (group
+// g's block), R10 the group stride, CX pairs of groups left, R11/R14 the
+// activation row stride (x1, x3), R12 activation quants, R13 their d, AX
+// their sums (k.sums), all of the group's first row, BX row addresses, DX
+// the aligned scratch, R9 = 64 (the scratch tiles' row stride). Stack:
+// the counts of blocks and of row groups left, the block's R12, R13, AX
+// and DI, 32 rows of activations and of outputs in bytes.
+func amx32Kernel(a *asm, k amx32) {
 	const bc, gc, s12, s13, sax, sdi, x32, o32, ab = 0, 8, 16, 24, 32, 40, 48, 56, 64
-	const frame = ab + 8 + 64 + amxScratch
-	l := "q4kamx"
-	name := "q4kPackVec32AMX"
-	a.raw("// func %s(out []float32, ostride int, w []byte, groups, blocks int, x []byte, xstride, rows int)", name)
-	a.raw("TEXT ·%s(SB), 0, $%d-112", name, frame)
+	frame := ab + 8 + 64 + k.scratch
+	l := k.label
+	regs, slots := []string{"R12", "R13", "DI"}, []int{s12, s13, sdi}
+	steps := []string{"R12", "R13"}
+	if k.sums {
+		regs, slots = []string{"R12", "R13", "AX", "DI"}, []int{s12, s13, sax, sdi}
+		steps = append(steps, "AX")
+	}
+	a.raw("// func %s(out []float32, ostride int, w []byte, groups, blocks int, x []byte, xstride, rows int)", k.name)
+	a.raw("TEXT ·%s(SB), 0, $%d-112", k.name, frame)
 	loadArgs(a, 8)
 	a.op("SHRQ $1, CX")
 	a.op("MOVQ blocks+64(FP), R10")
-	a.op("IMUL3Q $1152, R10, R10")
+	a.op("IMUL3Q $%d, R10, R10", k.gb)
 	a.op("MOVQ $64, R9")
 	a.op("LEAQ amxcfg<>(SB), BX")
 	amxBytes(a, "LDTILECFG (BX)", amxConfig("BX"))
@@ -201,43 +236,48 @@ func q4kAMX(a *asm) {
 	a.op("MOVQ BX, %d(SP)", bc)
 	a.op("IMUL3Q $256, BX, R13")
 	a.op("ADDQ R12, R13")
-	a.op("IMUL3Q $292, BX, AX")
-	a.op("ADDQ R12, AX")
+	if k.sums {
+		a.op("IMUL3Q $292, BX, AX")
+		a.op("ADDQ R12, AX")
+	}
 	a.label(l + "block")
-	a.op("VMOVDQU64 v8k0f<>(SB), Z24")
-	q4kScales8At(a, "SI", "DX", amxSc, amxMp, 64)
-	q4kAMXUnpack(a)
-	for i, r := range []string{"R12", "R13", "AX", "DI"} {
-		a.op("MOVQ %s, %d(SP)", r, []int{s12, s13, sax, sdi}[i])
+	k.unpack(a)
+	for i, r := range regs {
+		a.op("MOVQ %s, %d(SP)", r, slots[i])
 	}
 	a.op("MOVQ rows+104(FP), BX")
 	a.op("SHRQ $5, BX")
 	a.op("MOVQ BX, %d(SP)", gc)
 	a.label(l + "group")
-	q4kAMXTiles(a)
+	amxTiles2(a, k.bt, k.ct, k.loUnsigned)
 	a.op("MOVQ DI, R15")
+	if k.group != nil {
+		k.group(a)
+	}
 	for g := 0; g < 2; g++ {
 		for m := 0; m < 16; m++ {
-			a.op("VPSLLD $3, %d(DX), %s", amxCt+2048*g+64*m, z(m))
-			a.op("VPADDD %d(DX), %s, %s", amxCt+2048*g+1024+64*m, z(m), z(m))
+			a.op("VPSLLD $%d, %d(DX), %s", k.shift, k.ct+2048*g+64*m, z(m))
+			a.op("VPADDD %d(DX), %s, %s", k.ct+2048*g+1024+64*m, z(m), z(m))
 		}
 		for h := 0; h < 2; h++ {
-			q4kAMXFloat(a, 16*g+8*h)
+			k.finish(a, 16*g+8*h)
 		}
 	}
-	for _, r := range []string{"R12", "R13", "AX"} {
+	for _, r := range steps {
 		a.op("ADDQ %d(SP), %s", x32, r)
 	}
 	a.op("ADDQ %d(SP), DI", o32)
 	a.op("DECQ %d(SP)", gc)
 	a.op("JNZ %sgroup", l)
-	for i, r := range []string{"R12", "R13", "AX", "DI"} {
-		a.op("MOVQ %d(SP), %s", []int{s12, s13, sax, sdi}[i], r)
+	for i, r := range regs {
+		a.op("MOVQ %d(SP), %s", slots[i], r)
 	}
-	a.op("ADDQ $1152, SI")
+	a.op("ADDQ $%d, SI", k.gb)
 	a.op("ADDQ $256, R12")
 	a.op("ADDQ $4, R13")
-	a.op("ADDQ $16, AX")
+	if k.sums {
+		a.op("ADDQ $16, AX")
+	}
 	a.op("DECQ %d(SP)", bc)
 	a.op("JNZ %sblock", l)
 	amxEpilogue(a, l)
@@ -273,10 +313,6 @@ func q4kAMXUnpack(a *asm) {
 		}
 	}
 }
-
-// q4kAMXTiles runs the block's tile products for both groups of 16
-// activation rows and stores the C tiles (amxTiles2).
-func q4kAMXTiles(a *asm) { amxTiles2(a, amxBt, amxCt, false) }
 
 // q4kAMXFloat finishes the block for activation rows m0..m0+7 of the
 // group, whose integer sums I are in Z(m0%16)...: their mins M (Z16+r)

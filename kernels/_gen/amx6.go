@@ -44,83 +44,19 @@ func amx6Consts(a *asm) {
 	a.data64("amxkw00ff", m)
 }
 
-// q6kAMX is the Q6_K AMX kernel, q4kAMX's loops and registers (AX
-// unused: the activations' sums are not needed, q-32 being in the
-// weights). Stack: the counts of blocks and of row groups left, the
-// block's R12, R13 and DI, 32 rows of activations and of outputs in
-// bytes.
+// q6kAMX is the Q6_K AMX kernel, on amx32Kernel's skeleton (the
+// activations' sums are not needed: q-32 is in the weights).
 func q6kAMX(a *asm) {
-	const bc, gc, s12, s13, sdi, x32, o32, ab = 0, 8, 16, 24, 32, 40, 48, 56
-	const frame = ab + 8 + 64 + q6Scratch
-	l := "q6kamx"
-	name := "q6kPackVec32AMX"
-	a.raw("// func %s(out []float32, ostride int, w []byte, groups, blocks int, x []byte, xstride, rows int)", name)
-	a.raw("TEXT ·%s(SB), 0, $%d-112", name, frame)
-	loadArgs(a, 8)
-	a.op("SHRQ $1, CX")
-	a.op("MOVQ blocks+64(FP), R10")
-	a.op("IMUL3Q $1680, R10, R10")
-	a.op("MOVQ $64, R9")
-	a.op("LEAQ amxcfg<>(SB), BX")
-	amxBytes(a, "LDTILECFG (BX)", amxConfig("BX"))
-	alignedStack(a, ab)
-	a.op("MOVQ R11, BX")
-	a.op("SHLQ $5, BX")
-	a.op("MOVQ BX, %d(SP)", x32)
-	a.op("MOVQ R8, BX")
-	a.op("SHLQ $5, BX")
-	a.op("MOVQ BX, %d(SP)", o32)
-	a.label(l + "pair")
-	a.op("VPXORD Z0, Z0, Z0")
-	a.op("MOVQ DI, R15")
-	a.op("MOVQ rows+104(FP), BX")
-	a.label(l + "zero")
-	a.op("VMOVUPS Z0, (R15)")
-	a.op("ADDQ R8, R15")
-	a.op("DECQ BX")
-	a.op("JNZ %szero", l)
-	a.op("MOVQ x_base+72(FP), R12")
-	a.op("MOVQ blocks+64(FP), BX")
-	a.op("MOVQ BX, %d(SP)", bc)
-	a.op("IMUL3Q $256, BX, R13")
-	a.op("ADDQ R12, R13")
-	a.label(l + "block")
-	q6kAMXUnpack(a)
-	for i, r := range []string{"R12", "R13", "DI"} {
-		a.op("MOVQ %s, %d(SP)", r, []int{s12, s13, sdi}[i])
-	}
-	a.op("MOVQ rows+104(FP), BX")
-	a.op("SHRQ $5, BX")
-	a.op("MOVQ BX, %d(SP)", gc)
-	a.label(l + "group")
-	amxTiles2(a, q6Bt, q6Ct, true)
-	a.op("MOVQ DI, R15")
-	pairLoad16x(a, 1664, 28)
-	a.op("VCVTPH2PS Y28, Z28")
-	for g := 0; g < 2; g++ {
-		for m := 0; m < 16; m++ {
-			a.op("VPSLLD $8, %d(DX), %s", q6Ct+2048*g+64*m, z(m))
-			a.op("VPADDD %d(DX), %s, %s", q6Ct+2048*g+1024+64*m, z(m), z(m))
-		}
-		for h := 0; h < 2; h++ {
-			q6kAMXFloat(a, 16*g+8*h)
-		}
-	}
-	for _, r := range []string{"R12", "R13"} {
-		a.op("ADDQ %d(SP), %s", x32, r)
-	}
-	a.op("ADDQ %d(SP), DI", o32)
-	a.op("DECQ %d(SP)", gc)
-	a.op("JNZ %sgroup", l)
-	for i, r := range []string{"R12", "R13", "DI"} {
-		a.op("MOVQ %d(SP), %s", []int{s12, s13, sdi}[i], r)
-	}
-	a.op("ADDQ $1680, SI")
-	a.op("ADDQ $256, R12")
-	a.op("ADDQ $4, R13")
-	a.op("DECQ %d(SP)", bc)
-	a.op("JNZ %sblock", l)
-	amxEpilogue(a, l)
+	amx32Kernel(a, amx32{
+		name: "q6kPackVec32AMX", label: "q6kamx", gb: 1680, scratch: q6Scratch,
+		bt: q6Bt, ct: q6Ct, shift: 8, loUnsigned: true,
+		unpack: q6kAMXUnpack,
+		group: func(a *asm) {
+			pairLoad16x(a, 1664, 28)
+			a.op("VCVTPH2PS Y28, Z28")
+		},
+		finish: q6kAMXFloat,
+	})
 }
 
 // q6kAMXUnpack writes the block's B tiles. Z(8n+2t+h) gets the scales of
