@@ -10,7 +10,7 @@ import (
 )
 
 // TestPackedAMXRows: where a tier has a wide (AMX) packed kernel (32
-// activation rows for Q4_K, 16 for Q4_0 and W4A8), it gives exactly the
+// activation rows for Q4_K and Q6_K, 16 for Q4_0 and W4A8), it gives exactly the
 // bits of the four-row kernel on every row, run once per its rows and
 // once for all rows at a time, for pairs of groups with an
 // odd group after them, one block and many (odd and even counts), with
@@ -100,8 +100,8 @@ func TestPackedAMXMatMul(t *testing.T) {
 // allow give the four-row kernel's bits, activations at full scale of
 // either sign. Q4_K: every quant 15, every scale and min 63 (the split
 // scales' partial sums stay exact in int32). Q6_K: quants 0 (-32) under
-// scale -128 and 63 (31) under 127 in alternate weight rows, the
-// extremes of w = sc*(q-32) and of its high byte.
+// scale -128 (w = sc*(q-32) = 4096, its high byte 16), 0 under 127
+// (-4064, the lowest) and 63 (31) under -128 (-3968), weight row by row.
 func TestPackedAMXExtremes(t *testing.T) {
 	const rows, cols, n = 16, 2048, 32
 	blocks := cols / tensor.QK_K
@@ -114,10 +114,7 @@ func TestPackedAMXExtremes(t *testing.T) {
 			binary.LittleEndian.PutUint16(b[2:], 0x3c00) // dmin = 1
 		},
 		tensor.Q6_K: func(row int, b []byte) {
-			q, sc := byte(0), byte(0x80)
-			if row%2 == 1 {
-				q, sc = 0xff, 127
-			}
+			q, sc := []byte{0, 0, 0xff}[row%3], []byte{0x80, 127, 0x80}[row%3]
 			for i := 0; i < 192; i++ {
 				b[i] = q
 			}

@@ -90,16 +90,18 @@ func RMSNormRows(out, x, w []float32, eps float32) {
 	d := len(w)
 	n := len(x) / d
 	if !rowsParallel(n, d) {
-		for i := 0; i < n; i++ {
-			kernels.RMSNorm(out[i*d:(i+1)*d], x[i*d:(i+1)*d], w, eps)
-		}
+		rmsNormRange(out, x, w, eps, 0, n)
 		return
 	}
-	kernels.ParallelFor(n, d, 1, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			kernels.RMSNorm(out[i*d:(i+1)*d], x[i*d:(i+1)*d], w, eps)
-		}
-	})
+	kernels.ParallelFor(n, d, 1, func(lo, hi int) { rmsNormRange(out, x, w, eps, lo, hi) })
+}
+
+// rmsNormRange is RMSNormRows on rows [lo, hi).
+func rmsNormRange(out, x, w []float32, eps float32, lo, hi int) {
+	d := len(w)
+	for i := lo; i < hi; i++ {
+		kernels.RMSNorm(out[i*d:(i+1)*d], x[i*d:(i+1)*d], w, eps)
+	}
 }
 
 // AddRows sets x[i] += y[i] over n rows (of len(x)/n), as kernels.Add,
