@@ -85,7 +85,9 @@ func AutoProfile(info *Info) *Profile {
 //     the latter w4a8's; same measurement, two alternated pairs) q4_k_m
 //     leads both: pp512 240.1 / 241.9 against 216.0 / 214.7, tg128
 //     16.89 / 17.32 against 16.48 / 16.36. The Q6_K AMX kernel added
-//     after that speeds up only q4_k_m (its attn_v and ffn_down).
+//     after that speeds up only q4_k_m (its attn_v and ffn_down); the
+//     Q8_0 one, w8a8's prefill (pp512 181 -> 224-233, still below
+//     q4_k_m's 280-290).
 //   - AVX-512 VNNI: q4_k_m, as on AVX2. The avx512 kernel tier has
 //     VPDPBUSD kernels for Q4_K/Q6_K (q4_k_m) and for Q4_0/Q8_0 (w4a8,
 //     w8a8) alike and gives the AVX2 tier's bits, so the fidelity figures
@@ -130,7 +132,7 @@ func ChooseWeightPath(info *Info, priority string) (path WeightPath, why string)
 	case f.AVX512VNNI:
 		why := "AVX-512 VNNI: q4_k_m (llama.cpp's Q4_K_M mix made at load), whose VNNI kernels measured faster per byte than w4a8's and which is more faithful to the reference"
 		if f.AMXTile && f.AMXInt8 {
-			why += "; AMX tiles are usable: the AVX-512 tier runs Q4_K, Q6_K and Q4_0 prefill on them (decode is unchanged)"
+			why += "; AMX tiles are usable: the AVX-512 tier runs Q4_K, Q6_K, Q4_0 and Q8_0 prefill on them (decode is unchanged)"
 		} else if info.AMX.CPUHas {
 			why += "; the CPU has AMX but it is not usable here"
 			if info.AMX.Detail != "" {

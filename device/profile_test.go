@@ -243,8 +243,8 @@ func TestChooseWeightPath(t *testing.T) {
 		path     WeightPath
 		why      string
 	}{
-		{"amx", amxServer, "speed", "q4_k_m", "runs Q4_K, Q6_K and Q4_0 prefill on them"},
-		{"amx, empty priority", amxServer, "", "q4_k_m", "runs Q4_K, Q6_K and Q4_0 prefill on them"},
+		{"amx", amxServer, "speed", "q4_k_m", "runs Q4_K, Q6_K, Q4_0 and Q8_0 prefill on them"},
+		{"amx, empty priority", amxServer, "", "q4_k_m", "runs Q4_K, Q6_K, Q4_0 and Q8_0 prefill on them"},
 		{"amx fidelity", amxServer, "fidelity", "w4a16", "fidelity"},
 		{"amx not granted", amxDenied, "speed", "q4_k_m", "not usable here"},
 		{"avx512 vnni", avx512VNNI, "speed", "q4_k_m", "AVX-512 VNNI"},

@@ -10,7 +10,8 @@ import (
 )
 
 // TestPackedAMXRows: where a tier has a wide (AMX) packed kernel (32
-// activation rows for Q4_K and Q6_K, 16 for Q4_0 and W4A8), it gives exactly the
+// activation rows for Q4_K and Q6_K, 16 for Q4_0, Q8_0, W4A8 and W8A8),
+// it gives exactly the
 // bits of the four-row kernel on every row, run once per its rows and
 // once for all rows at a time, for pairs of groups with an
 // odd group after them, one block and many (odd and even counts), with
@@ -73,14 +74,14 @@ func TestPackedAMXMatMul(t *testing.T) {
 	rng := newRNG(62)
 	ran := false
 	for _, tierName := range kernels.Tiers() {
-		for _, typ := range []tensor.Type{tensor.Q4_K, tensor.Q6_K, tensor.Q4_0, tensor.W4A8} {
+		for _, typ := range []tensor.Type{tensor.Q4_K, tensor.Q6_K, tensor.Q4_0, tensor.Q8_0, tensor.W4A8, tensor.W8A8} {
 			wide := kernels.PackedWide(tierName, typ)
 			if wide == 0 {
 				continue
 			}
 			ran = true
 			cols := 768
-			if typ == tensor.W4A8 {
+			if typ.BlockSize() == tensor.WeightGroup {
 				cols = 640
 			}
 			for _, n := range []int{wide, 2*wide + 6} {
@@ -102,10 +103,16 @@ func TestPackedAMXMatMul(t *testing.T) {
 // scales' partial sums stay exact in int32). Q6_K: quants 0 (-32) under
 // scale -128 (w = sc*(q-32) = 4096, its high byte 16), 0 under 127
 // (-4064, the lowest) and 63 (31) under -128 (-3968), weight row by row.
+// Q8_0: every quant -128, then 127, row by row.
 func TestPackedAMXExtremes(t *testing.T) {
 	const rows, cols, n = 16, 2048, 32
-	blocks := cols / tensor.QK_K
 	extremes := map[tensor.Type]func(row int, b []byte){
+		tensor.Q8_0: func(row int, b []byte) {
+			binary.LittleEndian.PutUint16(b, 0x3c00)
+			for i := 2; i < 34; i++ {
+				b[i] = []byte{0x80, 0x7f}[row%2]
+			}
+		},
 		tensor.Q4_K: func(_ int, b []byte) {
 			for i := 4; i < 144; i++ {
 				b[i] = 0xff
@@ -126,14 +133,15 @@ func TestPackedAMXExtremes(t *testing.T) {
 	}
 	ran := false
 	for _, tierName := range kernels.Tiers() {
-		for _, typ := range []tensor.Type{tensor.Q4_K, tensor.Q6_K} {
-			if kernels.PackedWide(tierName, typ) != 32 {
+		for _, typ := range []tensor.Type{tensor.Q4_K, tensor.Q6_K, tensor.Q8_0} {
+			wide := kernels.PackedWide(tierName, typ)
+			if wide == 0 {
 				continue
 			}
 			ran = true
 			t.Run(fmt.Sprintf("%s/%s", tierName, typ), func(t *testing.T) {
 				defer kernels.UseTier(tierName)()
-				bb := typ.BlockBytes()
+				bb, blocks := typ.BlockBytes(), cols/typ.BlockSize()
 				data := make([]byte, rows*blocks*bb)
 				for b := 0; b < len(data); b += bb {
 					extremes[typ](b/bb/blocks, data[b:b+bb])
@@ -153,14 +161,16 @@ func TestPackedAMXExtremes(t *testing.T) {
 				for i := 0; i < n; i += 4 {
 					kernels.PackedTile(w, want[i*rows:], rows, rows/8, &q, i, 4)
 				}
-				kernels.PackedTile(w, got, rows, rows/8, &q, 0, 32)
+				for i := 0; i < n; i += wide {
+					kernels.PackedTile(w, got[i*rows:], rows, rows/8, &q, i, wide)
+				}
 				if j := sameBits(got, want); j >= 0 {
-					t.Fatalf("32 rows %v, four rows %v at %d", got[j], want[j], j)
+					t.Fatalf("%d rows %v, four rows %v at %d", wide, got[j], want[j], j)
 				}
 			})
 		}
 	}
 	if !ran {
-		t.Skip("no 32-row (AMX) kernel on this CPU")
+		t.Skip("no wide (AMX) kernel on this CPU")
 	}
 }

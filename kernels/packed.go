@@ -28,8 +28,8 @@ import (
 // where the tier has an eight-row kernel (AVX-512: every packed type,
 // vnni8_amd64.go; AVX2: Q6_K), four otherwise, and the last rows one at a
 // time, or padded to eight with zero rows where that measured faster
-// (packedKernel.pad8). On AMX CPUs Q4_K, Q6_K and Q4_0 first take 32,
-// 32 and 16 rows at a time on the tiles (amx_amd64.go). The arm64 tiers
+// (packedKernel.pad8). On AMX CPUs Q4_K and Q6_K first take 32 rows at
+// a time on the tiles, Q4_0 and Q8_0 16 (amx_amd64.go). The arm64 tiers
 // pack only W4A8 and W8A8, into row-major Q4_0 and Q8_0 rows their
 // row-major kernels read (packRowMajor).
 //

@@ -356,19 +356,21 @@ func q4kAMXFloat(a *asm, m0 int) {
 	}
 }
 
-// The Q4_0 AMX kernel (also W4A8's, packed as Q4_0): sixteen activation
-// rows, two groups (16 weight rows) at a time. A Q4_0 block is one
-// 32-element tile product, its weights unpacked as the signed bytes q-8,
-// so the tile's sums are I = sum (q-8)*x, the integer the eight-row kernel
-// forms from the activations' -8*sum and VPDPBUSD. Its float step
+// The Q4_0 and Q8_0 AMX kernels (also W4A8's and W8A8's, packed as Q4_0
+// and Q8_0): sixteen activation rows, two groups (16 weight rows) at a
+// time. A block is one 32-element tile product, its weights as signed
+// bytes (Q4_0's unpacked as q-8, Q8_0's as they are), so the tile's sums
+// are I = sum w*x, the integer the eight-row kernels form from the
+// activations' offset term (-8*sum, -128*sum) and VPDPBUSD. The float step
 // (F += (dw*dx)*float(I)) comes per block, as in q8z8: the C tile is
 // stored and each activation row's sums finished from there in q8z8's
 // operations and order, so every result has vec1's bits. Blocks run in
 // pairs on two sets of tiles (A, B, C: 0-2 and 3-5), and a pair's sums
 // are finished while the next pair's products run.
 
-// amx40Consts emits q40AMX's tile configuration: A tiles (0, 3) 16 rows
-// of 32 bytes, B tiles (1, 4) 8 rows of 64, C tiles (2, 5) 16 rows of 64.
+// amx40Consts emits the tile configuration of the 32-element kernels:
+// A tiles (0, 3) 16 rows of 32 bytes, B tiles (1, 4) 8 rows of 64, C
+// tiles (2, 5) 16 rows of 64.
 func amx40Consts(a *asm) {
 	colsb := [8]int{32, 64, 64, 32, 64, 64}
 	rows := [8]int{16, 8, 16, 16, 8, 16}
@@ -376,25 +378,42 @@ func amx40Consts(a *asm) {
 	a.data64("amxk08", splat(0x08))
 }
 
-// q40AMX is the Q4_0 AMX kernel. Registers: DI out, R8 the output row
-// stride in bytes, SI weights (group g's block), R10 the group stride,
-// CX pairs of groups left, R11/R14 the activation row stride (x1, x3),
-// R12 activation quants, R13 their d, BX row addresses, R9 3*R8 while
-// the outputs are stored, R15 = 64, DX the aligned scratch (per tile set
-// s: the B tile at 512s, the stored C tile at 1024+1024s). Z0+m the
-// float sums of activation row m, Z16 0x0f bytes, Z23 0x08 bytes,
-// Z17/Z18 unpacked weights, Z19-Z22 scratch, Z27 the weights' d.
-func q40AMX(a *asm) {
+// amx16 is a 32-element block kernel: its name and label, the bytes of a
+// group's block (its d at dOff) and the unpacking of the block at
+// off(SI) into the B tile at bt(DX).
+type amx16 struct {
+	name, label string
+	gb, dOff    int
+	unpack      func(a *asm, off, bt int)
+}
+
+var (
+	q40AMX16 = amx16{"q4_0PackVec16AMX", "q40amx", 144, 128, q40AMXUnpack}
+	q80AMX16 = amx16{"q8_0PackVec16AMX", "q80amx", 272, 256, q80AMXUnpack}
+)
+
+// q40AMX emits the Q4_0 AMX kernel, q80AMX the Q8_0 one.
+func q40AMX(a *asm) { amx16Kernel(a, q40AMX16) }
+func q80AMX(a *asm) { amx16Kernel(a, q80AMX16) }
+
+// amx16Kernel emits k. Registers: DI out, R8 the output row stride in
+// bytes, SI weights (group g's block), R10 the group stride, CX pairs of
+// groups left, R11/R14 the activation row stride (x1, x3), R12
+// activation quants, R13 their d, BX row addresses, R9 3*R8 while the
+// outputs are stored, R15 = 64, DX the aligned scratch (per tile set s:
+// the B tile at 512s, the stored C tile at 1024+1024s). Z0+m the float
+// sums of activation row m, Z16 0x0f bytes, Z23 0x08 bytes, Z17/Z18
+// unpacked weights, Z19-Z22 scratch, Z27 the weights' d.
+func amx16Kernel(a *asm, k amx16) {
 	const bc, ab, scratch = 0, 8, 3072
 	const frame = ab + 8 + 64 + scratch
-	l := "q40amx"
-	name := "q4_0PackVec16AMX"
-	a.raw("// func %s%s", name, sig(8))
-	a.raw("TEXT ·%s(SB), 0, $%d-104", name, frame)
+	l := k.label
+	a.raw("// func %s%s", k.name, sig(8))
+	a.raw("TEXT ·%s(SB), 0, $%d-104", k.name, frame)
 	loadArgs(a, 8)
 	a.op("SHRQ $1, CX")
 	a.op("MOVQ blocks+64(FP), R10")
-	a.op("IMUL3Q $144, R10, R10")
+	a.op("IMUL3Q $%d, R10, R10", k.gb)
 	a.op("LEAQ amxcfg40<>(SB), BX")
 	amxBytes(a, "LDTILECFG (BX)", amxConfig("BX"))
 	a.op("MOVQ $64, R15")
@@ -415,30 +434,30 @@ func q40AMX(a *asm) {
 	a.op("JZ %stail", l)
 	// The first two blocks, then the loop: two more blocks' products
 	// while the previous two are finished.
-	q40AMXUnpack(a, 2)
-	q40AMXTiles(a, 2)
-	q40AMXStore(a, 2)
-	q40AMXAdvance(a, 2)
+	amx16Unpack(a, k, 2)
+	amx16Tiles(a, 2)
+	amx16Store(a, 2)
+	amx16Advance(a, k, 2)
 	a.op("DECQ %d(SP)", bc)
 	a.op("JZ %sdrain", l)
 	a.label(l + "block")
-	q40AMXUnpack(a, 2)
-	q40AMXTiles(a, 2)
-	q40AMXFinish(a, 2, -2)
-	q40AMXStore(a, 2)
-	q40AMXAdvance(a, 2)
+	amx16Unpack(a, k, 2)
+	amx16Tiles(a, 2)
+	amx16Finish(a, k, 2, -2)
+	amx16Store(a, 2)
+	amx16Advance(a, k, 2)
 	a.op("DECQ %d(SP)", bc)
 	a.op("JNZ %sblock", l)
 	a.label(l + "drain")
-	q40AMXFinish(a, 2, -2)
+	amx16Finish(a, k, 2, -2)
 	a.label(l + "tail")
 	a.op("TESTQ $1, blocks+64(FP)")
 	a.op("JZ %sstore", l)
-	q40AMXUnpack(a, 1)
-	q40AMXTiles(a, 1)
-	q40AMXStore(a, 1)
-	q40AMXFinish(a, 1, 0)
-	q40AMXAdvance(a, 1)
+	amx16Unpack(a, k, 1)
+	amx16Tiles(a, 1)
+	amx16Store(a, 1)
+	amx16Finish(a, k, 1, 0)
+	amx16Advance(a, k, 1)
 	a.label(l + "store")
 	a.op("LEAQ (R8)(R8*2), R9")
 	for q := 0; q < 4; q++ {
@@ -450,28 +469,43 @@ func q40AMX(a *asm) {
 	amxEpilogue(a, l)
 }
 
-// The steps of q40AMX on nb (1 or 2) blocks, block j on tile set j:
+// The steps of amx16Kernel on nb (1 or 2) blocks, block j on tile set j:
 // unpack both, multiply both, store both C tiles; finish (the float
 // steps) runs a loop iteration later (at = -2: the blocks before SI), so
 // that a block's sums are finished while the next blocks' tile products
 // run; advance moves SI, R12 and R13 on by nb blocks.
-func q40AMXUnpack(a *asm, nb int) {
+func amx16Unpack(a *asm, k amx16, nb int) {
 	for j := 0; j < nb; j++ {
-		bt := 512 * j
-		for k := 0; k < 4; k++ {
-			pairLoad(a, 144*j+32*k, 17)
-			a.op("VPSRLW $4, Z17, Z18")
-			a.op("VPANDD Z16, Z17, Z17")
-			a.op("VPANDD Z16, Z18, Z18")
-			a.op("VPSUBB Z23, Z17, Z17")
-			a.op("VPSUBB Z23, Z18, Z18")
-			a.op("VMOVDQA64 Z17, %d(DX)", bt+64*k)
-			a.op("VMOVDQA64 Z18, %d(DX)", bt+256+64*k)
-		}
+		k.unpack(a, k.gb*j, 512*j)
 	}
 }
 
-func q40AMXTiles(a *asm, nb int) {
+// q40AMXUnpack writes the B tile of the Q4_0 block at off(SI) to bt(DX):
+// row k of the low nibbles (elements 4k..4k+3 of each weight row) and
+// row 4+k of the high ones, each minus 8.
+func q40AMXUnpack(a *asm, off, bt int) {
+	for k := 0; k < 4; k++ {
+		pairLoad(a, off+32*k, 17)
+		a.op("VPSRLW $4, Z17, Z18")
+		a.op("VPANDD Z16, Z17, Z17")
+		a.op("VPANDD Z16, Z18, Z18")
+		a.op("VPSUBB Z23, Z17, Z17")
+		a.op("VPSUBB Z23, Z18, Z18")
+		a.op("VMOVDQA64 Z17, %d(DX)", bt+64*k)
+		a.op("VMOVDQA64 Z18, %d(DX)", bt+256+64*k)
+	}
+}
+
+// q80AMXUnpack writes the B tile of the Q8_0 block at off(SI) to bt(DX):
+// its packed loads as they are, load k being row k.
+func q80AMXUnpack(a *asm, off, bt int) {
+	for k := 0; k < 8; k++ {
+		pairLoad(a, off+32*k, 17+k%2)
+		a.op("VMOVDQA64 Z%d, %d(DX)", 17+k%2, bt+64*k)
+	}
+}
+
+func amx16Tiles(a *asm, nb int) {
 	for j := 0; j < nb; j++ {
 		ta, tb, tc := 3*j, 3*j+1, 3*j+2
 		bt := 512 * j
@@ -482,19 +516,19 @@ func q40AMXTiles(a *asm, nb int) {
 	}
 }
 
-func q40AMXStore(a *asm, nb int) {
+func amx16Store(a *asm, nb int) {
 	for j := 0; j < nb; j++ {
 		tc, ct := 3*j+2, 1024+1024*j
 		amxBytes(a, fmt.Sprintf("TILESTORED TMM%d, %d(DX)(R15*1)", tc, ct), amxTile(true, tc, ct, "DX", "R15"))
 	}
 }
 
-// q40AMXFinish adds the stored products of nb blocks, the first at
+// amx16Finish adds the stored products of nb blocks, the first at
 // block at from SI (and R13), to the float sums, in q8z8's steps.
-func q40AMXFinish(a *asm, nb, at int) {
+func amx16Finish(a *asm, k amx16, nb, at int) {
 	for j := 0; j < nb; j++ {
 		b, ct := j+at, 1024+1024*j
-		pairLoad16x(a, 144*b+128, 27)
+		pairLoad16x(a, k.gb*b+k.dOff, 27)
 		a.op("VCVTPH2PS Y27, Z27")
 		for q := 0; q < 4; q++ {
 			dBase := rowBase(a, "R13", "R11", q)
@@ -509,8 +543,8 @@ func q40AMXFinish(a *asm, nb, at int) {
 	}
 }
 
-func q40AMXAdvance(a *asm, nb int) {
-	a.op("ADDQ $%d, SI", 144*nb)
+func amx16Advance(a *asm, k amx16, nb int) {
+	a.op("ADDQ $%d, SI", k.gb*nb)
 	a.op("ADDQ $%d, R12", 32*nb)
 	a.op("ADDQ $%d, R13", 4*nb)
 }

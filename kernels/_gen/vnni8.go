@@ -62,6 +62,7 @@ func vnni8File() *asm {
 	q4kAMX(k)
 	amx40Consts(k)
 	q40AMX(k)
+	q80AMX(k)
 	amx6Consts(k)
 	q6kAMX(k)
 	return k
