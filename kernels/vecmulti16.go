@@ -186,10 +186,12 @@ func PairQueries(dst, src []float32) {
 	if len(src)%8 != 0 || len(dst) != 2*len(src) {
 		panic(fmt.Sprintf("kernels: PairQueries of %d floats into %d", len(src), len(dst)))
 	}
+	// Whole-array assignments, not copy: 32-byte copies through memmove
+	// were 1.3% of a Q4_K_M prefill profile.
 	for i := 0; i < len(src); i += 8 {
-		g := src[i : i+8]
-		copy(dst[2*i:2*i+8], g)
-		copy(dst[2*i+8:2*i+16], g)
+		g := *(*[8]float32)(src[i:])
+		*(*[8]float32)(dst[2*i:]) = g
+		*(*[8]float32)(dst[2*i+8:]) = g
 	}
 }
 
