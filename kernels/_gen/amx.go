@@ -162,6 +162,7 @@ func q4kAMX(a *asm) {
 		name: "q4kPackVec32AMX", label: "q4kamx", gb: 1152, scratch: amxScratch, sums: true,
 		bt: amxBt, ct: amxCt, shift: 3,
 		unpack: func(a *asm) {
+			amxPrefetchPair(a, 1152)
 			a.op("VMOVDQU64 v8k0f<>(SB), Z24")
 			q4kScales8At(a, "SI", "DX", amxSc, amxMp, 64)
 			q4kAMXUnpack(a)
@@ -189,13 +190,14 @@ type amx32 struct {
 
 // amx32Kernel emits k. The float sums accumulate in out itself (zeroed
 // first). Registers: DI out (the group's first row), R8 the output row
-// stride in bytes, R15 the output row being finished, SI weights (group
-// g's block), R10 the group stride, CX pairs of groups left, R11/R14 the
-// activation row stride (x1, x3), R12 activation quants, R13 their d, AX
-// their sums (k.sums), all of the group's first row, BX row addresses, DX
-// the aligned scratch, R9 = 64 (the scratch tiles' row stride). Stack:
-// the counts of blocks and of row groups left, the block's R12, R13, AX
-// and DI, 32 rows of activations and of outputs in bytes.
+// stride in bytes, R15 the output row being finished (while unpacking,
+// the next pair's block: amxPrefetchPair), SI weights (group g's block),
+// R10 the group stride, CX pairs of groups left, R11/R14 the activation
+// row stride (x1, x3), R12 activation quants, R13 their d, AX their sums
+// (k.sums), all of the group's first row, BX row addresses, DX the
+// aligned scratch, R9 = 64 (the scratch tiles' row stride). Stack: the
+// counts of blocks and of row groups left, the block's R12, R13, AX and
+// DI, 32 rows of activations and of outputs in bytes.
 func amx32Kernel(a *asm, k amx32) {
 	const bc, gc, s12, s13, sax, sdi, x32, o32, ab = 0, 8, 16, 24, 32, 40, 48, 56, 64
 	frame := ab + 8 + 64 + k.scratch
@@ -281,6 +283,19 @@ func amx32Kernel(a *asm, k amx32) {
 	a.op("DECQ %d(SP)", bc)
 	a.op("JNZ %sblock", l)
 	amxEpilogue(a, l)
+}
+
+// amxPrefetchPair prefetches into L2 the block of gb bytes of both groups
+// of the next pair that sits where SI's block is in this pair (R15 its
+// address, free during the unpacking): a pair's weights come from memory
+// once per tile of activation rows, and the next pair's two streams start
+// where the hardware's prefetch has not yet seen them.
+func amxPrefetchPair(a *asm, gb int) {
+	a.op("LEAQ (SI)(R10*2), R15")
+	for off := 0; off < gb; off += 64 {
+		a.op("PREFETCHT1 %d(R15)", off)
+		a.op("PREFETCHT1 %d(R15)(R10*1)", off)
+	}
 }
 
 // q4kAMXUnpack writes the block's B tiles: the factors hi and lo of
