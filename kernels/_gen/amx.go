@@ -6,9 +6,10 @@ import (
 )
 
 // The AMX kernels of the AVX-512 tier (in packk_vnni8_amd64.s, whose
-// constants they share), for prefill on CPUs with AMX-INT8. Both read
-// the eight-row kernels' packed layout two groups (16 weight rows) at a
-// time. First Q4_K, with activation rows 32 at a time.
+// constants they share), for prefill on CPUs with AMX-INT8: Q4_K here and
+// Q6_K (amx6.go), 32 activation rows at a time, and Q4_0 and Q8_0, 16.
+// All read the eight-row kernels' packed layout two groups (16 weight
+// rows) at a time. First Q4_K.
 //
 // A tile product sums over all the elements it is given, but Q4_K has a
 // 6-bit scale per sub-block of 32 and weight row. Multiplying each
