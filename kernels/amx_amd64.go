@@ -15,10 +15,10 @@ import (
 // rows at a time through q4kPackVec32AMX and q6kPackVec32AMX, Q4_0 and
 // Q8_0 (and W4A8 and W8A8, packed as them) sixteen through
 // q4_0PackVec16AMX and q8_0PackVec16AMX (packk_vnni8_amd64.s, generated
-// by kernels/_gen/amx.go and amx6.go);
-// all give the eight-row kernels' bits. The tile state is configured and
-// released inside each call, so a goroutine never carries tiles across a
-// point where it could move to another thread. SISKIN_AMX=0 turns it off.
+// by kernels/_gen/amx.go and amx6.go); all give the eight-row kernels'
+// bits. The tile state is configured and released inside each call, so a
+// goroutine never carries tiles across a point where it could move to
+// another thread. SISKIN_AMX=0 turns it off.
 
 // amxUsable reports whether this CPU has AMX-INT8 and the OS let this
 // process use the tile data (amxPermit).

@@ -11,10 +11,9 @@ import (
 
 // TestPackedAMXRows: where a tier has a wide (AMX) packed kernel (32
 // activation rows for Q4_K and Q6_K, 16 for Q4_0, Q8_0, W4A8 and W8A8),
-// it gives exactly the
-// bits of the four-row kernel on every row, run once per its rows and
-// once for all rows at a time, for pairs of groups with an
-// odd group after them, one block and many (odd and even counts), with
+// it gives exactly the bits of the four-row kernel on every row, run once
+// per its rows and once for all rows at a time, for pairs of groups with
+// an odd group after them, one block and many (odd and even counts), with
 // the weights before a guard page. Exact equality: the tiles' integer
 // sums are exact (Q4_K's split scales recombine to the same integers) and
 // the float steps per row are the eight-row kernels'.

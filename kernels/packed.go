@@ -57,7 +57,8 @@ type packedKernel struct {
 	// vec8, if not nil, is vec4 for eight activation rows.
 	vec8 func(out []float32, ostride int, w []byte, groups, blocks int, x []byte, xstride int)
 	// wide, if not nil, is vec4 for rows activation rows, a multiple of
-	// wideRows (the AMX kernels: 32 for Q4_K and Q6_K, 16 for Q4_0).
+	// wideRows (the AMX kernels: 32 for Q4_K and Q6_K, 16 for Q4_0 and
+	// Q8_0).
 	wide     func(out []float32, ostride int, w []byte, groups, blocks int, x []byte, xstride, rows int)
 	wideRows int
 	// pad8, if not 0, is the fewest rows of a batch's last incomplete

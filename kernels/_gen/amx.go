@@ -163,7 +163,6 @@ func q4kAMX(a *asm) {
 		name: "q4kPackVec32AMX", label: "q4kamx", gb: 1152, scratch: amxScratch, sums: true,
 		bt: amxBt, ct: amxCt, shift: 3,
 		unpack: func(a *asm) {
-			amxPrefetchPair(a, 1152)
 			a.op("VMOVDQU64 v8k0f<>(SB), Z24")
 			q4kScales8At(a, "SI", "DX", amxSc, amxMp, 64)
 			q4kAMXUnpack(a)
@@ -244,6 +243,7 @@ func amx32Kernel(a *asm, k amx32) {
 		a.op("ADDQ R12, AX")
 	}
 	a.label(l + "block")
+	amxPrefetchPair(a, k.gb)
 	k.unpack(a)
 	for i, r := range regs {
 		a.op("MOVQ %s, %d(SP)", r, slots[i])
@@ -288,7 +288,7 @@ func amx32Kernel(a *asm, k amx32) {
 
 // amxPrefetchPair prefetches into L2 the block of gb bytes of both groups
 // of the next pair that sits where SI's block is in this pair (R15 its
-// address, free during the unpacking): a pair's weights come from memory
+// address, free before the unpacking): a pair's weights come from memory
 // once per tile of activation rows, and the next pair's two streams start
 // where the hardware's prefetch has not yet seen them.
 func amxPrefetchPair(a *asm, gb int) {
@@ -403,14 +403,9 @@ type amx16 struct {
 	unpack      func(a *asm, off, bt int)
 }
 
-var (
-	q40AMX16 = amx16{"q4_0PackVec16AMX", "q40amx", 144, 128, q40AMXUnpack}
-	q80AMX16 = amx16{"q8_0PackVec16AMX", "q80amx", 272, 256, q80AMXUnpack}
-)
-
 // q40AMX emits the Q4_0 AMX kernel, q80AMX the Q8_0 one.
-func q40AMX(a *asm) { amx16Kernel(a, q40AMX16) }
-func q80AMX(a *asm) { amx16Kernel(a, q80AMX16) }
+func q40AMX(a *asm) { amx16Kernel(a, amx16{"q4_0PackVec16AMX", "q40amx", 144, 128, q40AMXUnpack}) }
+func q80AMX(a *asm) { amx16Kernel(a, amx16{"q8_0PackVec16AMX", "q80amx", 272, 256, q80AMXUnpack}) }
 
 // amx16Kernel emits k. Registers: DI out, R8 the output row stride in
 // bytes, SI weights (group g's block), R10 the group stride, CX pairs of

@@ -66,7 +66,6 @@ func q6kAMX(a *asm) {
 // type pass+2, with their two high bits from qh) becomes row 8*pass+4h+k
 // of chunk 2n's or 2n+1's tiles.
 func q6kAMXUnpack(a *asm) {
-	amxPrefetchPair(a, 1680)
 	for p := 0; p < 8; p++ {
 		n, t := p/4, p%4
 		pairLoad16x(a, 1536+16*p, 16)
