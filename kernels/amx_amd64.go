@@ -34,22 +34,12 @@ func withAMX(m map[tensor.Type]*matKernel) {
 	}{
 		{tensor.Q4_K, 8 * 144, 308, 32, q4kPackVec32AMX},
 		{tensor.Q6_K, 8 * 210, 308, 32, q6kPackVec32AMX},
-		{tensor.Q4_0, 8 * 18, 72, 16, rows16(q4_0PackVec16AMX)},
-		{tensor.Q8_0, 8 * 34, 72, 16, rows16(q8_0PackVec16AMX)},
+		{tensor.Q4_0, 8 * 18, 72, 16, q4_0PackVec16AMX},
+		{tensor.Q8_0, 8 * 34, 72, 16, q8_0PackVec16AMX},
 	} {
 		pk := *m[k.typ].packed
 		pk.wide, pk.wideRows = amxWide(pk.vec8, k.gb, k.xb, k.n, k.f), k.n
 		m[k.typ] = withPacked(m[k.typ], &pk)
-	}
-}
-
-// rows16 runs a sixteen-row AMX kernel on rows (a multiple of 16)
-// activation rows, sixteen at a time.
-func rows16(f func(out []float32, ostride int, w []byte, groups, blocks int, x []byte, xstride int)) amxAsm {
-	return func(out []float32, ostride int, w []byte, groups, blocks int, x []byte, xstride, rows int) {
-		for r := 0; r < rows; r += 16 {
-			f(out[r*ostride:], ostride, w, groups, blocks, x[r*xstride:], xstride)
-		}
 	}
 }
 
@@ -89,7 +79,7 @@ func q4kPackVec32AMX(out []float32, ostride int, w []byte, groups, blocks int, x
 func q6kPackVec32AMX(out []float32, ostride int, w []byte, groups, blocks int, x []byte, xstride, rows int)
 
 //go:noescape
-func q4_0PackVec16AMX(out []float32, ostride int, w []byte, groups, blocks int, x []byte, xstride int)
+func q4_0PackVec16AMX(out []float32, ostride int, w []byte, groups, blocks int, x []byte, xstride, rows int)
 
 //go:noescape
-func q8_0PackVec16AMX(out []float32, ostride int, w []byte, groups, blocks int, x []byte, xstride int)
+func q8_0PackVec16AMX(out []float32, ostride int, w []byte, groups, blocks int, x []byte, xstride, rows int)

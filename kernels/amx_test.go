@@ -28,7 +28,7 @@ func TestPackedAMXRows(t *testing.T) {
 			}
 			ran = true
 			n := 2 * wide
-			colsList := []int{32, 96, 2048}
+			colsList := []int{32, 96, 1184, 2048} // 1184: 37 blocks, chunks of 16, 16 and 5 in the 16-row kernels
 			switch typ.BlockSize() {
 			case 256:
 				colsList = []int{256, 1280, 2048}

@@ -413,6 +413,14 @@ func (t *packedTask) set(out []float32, p *prepared, xq []byte, xs, n int) int {
 		rows = p.pk.wideRows
 	}
 	t.actTile = max(rows, packActTileBytes/max(xs, 1)/rows*rows)
+	if rows == 16 {
+		// The 16-row AMX kernels unpack a chunk of weight blocks once for
+		// all the tile's rows; 16 rows (a 6656-wide down projection's
+		// share of packActTileBytes) left nothing to share it
+		// (BenchmarkPrefill down Q4_0: 213 against 242-252 GMAC/s at 64
+		// and 128 rows).
+		t.actTile = max(t.actTile, 64)
+	}
 	return t.gTile
 }
 

@@ -373,7 +373,8 @@ func q4kAMXFloat(a *asm, m0 int) {
 }
 
 // The Q4_0 and Q8_0 AMX kernels (also W4A8's and W8A8's, packed as Q4_0
-// and Q8_0): sixteen activation rows, two groups (16 weight rows) at a
+// and Q8_0): two groups (16 weight rows) at a time, a chunk of blocks
+// unpacked at once for all the activation rows, which follow sixteen at a
 // time. A block is one 32-element tile product, its weights as signed
 // bytes (Q4_0's unpacked as q-8, Q8_0's as they are), so the tile's sums
 // are I = sum w*x, the integer the eight-row kernels form from the
@@ -396,31 +397,45 @@ func amx40Consts(a *asm) {
 
 // amx16 is a 32-element block kernel: its name and label, the bytes of a
 // group's block (its d at dOff) and the unpacking of the block at
-// off(SI) into the B tile at bt(DX).
+// off(SI) into the B tile at bt(base).
 type amx16 struct {
 	name, label string
 	gb, dOff    int
-	unpack      func(a *asm, off, bt int)
+	unpack      func(a *asm, off int, base string, bt int)
 }
 
 // q40AMX emits the Q4_0 AMX kernel, q80AMX the Q8_0 one.
 func q40AMX(a *asm) { amx16Kernel(a, amx16{"q4_0PackVec16AMX", "q40amx", 144, 128, q40AMXUnpack}) }
 func q80AMX(a *asm) { amx16Kernel(a, amx16{"q8_0PackVec16AMX", "q80amx", 272, 256, q80AMXUnpack}) }
 
-// amx16Kernel emits k. Registers: DI out, R8 the output row stride in
-// bytes, SI weights (group g's block), R10 the group stride, CX pairs of
-// groups left, R11/R14 the activation row stride (x1, x3), R12
-// activation quants, R13 their d, BX row addresses, R9 3*R8 while the
-// outputs are stored, R15 = 64, DX the aligned scratch (per tile set s:
-// the B tile at 512s, the stored C tile at 1024+1024s). Z0+m the float
-// sums of activation row m, Z16 0x0f bytes, Z23 0x08 bytes, Z17/Z18
-// unpacked weights, Z19-Z22 scratch, Z27 the weights' d.
+// amx16Chunk is how many blocks' B tiles amx16Kernel unpacks at a time,
+// for all the activation rows: unpacking them anew for every 16 rows
+// took a third of the kernel's time.
+const amx16Chunk = 16
+
+// amx16Kernel emits k. A pair of groups is taken a chunk of blocks at a
+// time: the chunk's B tiles are unpacked into the scratch, then every 16
+// activation rows run over them, their float sums loaded from out (zero
+// in the first chunk) and stored back. Registers: DI out (the pair's
+// first row), R8 the output row stride in bytes, R9 the output row of the
+// 16 in progress (the unpacking's destination while unpacking), SI
+// weights (group g's block), R10 the group stride, CX pairs of groups
+// left, R11/R14 the activation row stride (x1, x3), R12 activation
+// quants, R13 their d, AX the block's B tile, BX row addresses, R15 = 64,
+// DX the aligned scratch (the chunk's B tiles, 512 bytes each, then the
+// two stored C tiles). Z0+m the float sums of activation row m, Z16 0x0f
+// bytes, Z23 0x08 bytes, Z17/Z18 unpacked weights, Z19-Z22 scratch, Z27
+// the weights' d. Stack: counts of blocks (of the loop; left after the
+// chunk; in the chunk) and of row groups, the chunk's SI, its activation
+// quants and d (row 0; the row group's), whether it is the first, and 16
+// rows of activations and of outputs in bytes.
 func amx16Kernel(a *asm, k amx16) {
-	const bc, ab, scratch = 0, 8, 3072
-	const frame = ab + 8 + 64 + scratch
+	const bc, left, cn, rc, sSI, sX, sD, sXr, sDr, first, x16, o16, ab = 0, 8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96
+	const ct = 512 * amx16Chunk
+	const frame = ab + 8 + 64 + ct + 2048
 	l := k.label
-	a.raw("// func %s%s", k.name, sig(8))
-	a.raw("TEXT ·%s(SB), 0, $%d-104", k.name, frame)
+	a.raw("// func %s(out []float32, ostride int, w []byte, groups, blocks int, x []byte, xstride, rows int)", k.name)
+	a.raw("TEXT ·%s(SB), 0, $%d-112", k.name, frame)
 	loadArgs(a, 8)
 	a.op("SHRQ $1, CX")
 	a.op("MOVQ blocks+64(FP), R10")
@@ -431,70 +446,136 @@ func amx16Kernel(a *asm, k amx16) {
 	a.op("VMOVDQU64 v8k0f<>(SB), Z16")
 	a.op("VMOVDQU64 amxk08<>(SB), Z23")
 	alignedStack(a, ab)
+	a.op("MOVQ R11, BX")
+	a.op("SHLQ $4, BX")
+	a.op("MOVQ BX, %d(SP)", x16)
+	a.op("MOVQ R8, BX")
+	a.op("SHLQ $4, BX")
+	a.op("MOVQ BX, %d(SP)", o16)
 	a.label(l + "pair")
 	a.op("MOVQ x_base+72(FP), R12")
 	a.op("MOVQ blocks+64(FP), BX")
+	a.op("MOVQ BX, %d(SP)", left)
 	a.op("IMUL3Q $64, BX, R13")
 	a.op("ADDQ R12, R13")
+	a.op("MOVQ R12, %d(SP)", sX)
+	a.op("MOVQ R13, %d(SP)", sD)
+	a.op("MOVQ $1, %d(SP)", first)
+	a.label(l + "chunk")
+	a.op("MOVQ %d(SP), BX", left)
+	a.op("MOVQ $%d, AX", amx16Chunk)
+	a.op("CMPQ BX, AX")
+	a.op("CMOVQLT BX, AX")
+	a.op("SUBQ AX, %d(SP)", left)
+	a.op("MOVQ AX, %d(SP)", cn)
+	a.op("MOVQ SI, %d(SP)", sSI)
+	a.op("MOVQ DX, R9")
+	a.label(l + "unpack")
+	k.unpack(a, 0, "R9", 0)
+	a.op("ADDQ $%d, SI", k.gb)
+	a.op("ADDQ $512, R9")
+	a.op("DECQ AX")
+	a.op("JNZ %sunpack", l)
+	a.op("MOVQ %d(SP), BX", sX)
+	a.op("MOVQ BX, %d(SP)", sXr)
+	a.op("MOVQ %d(SP), BX", sD)
+	a.op("MOVQ BX, %d(SP)", sDr)
+	a.op("MOVQ DI, R9")
+	a.op("MOVQ rows+104(FP), BX")
+	a.op("SHRQ $4, BX")
+	a.op("MOVQ BX, %d(SP)", rc)
+	a.label(l + "group")
+	amx16Sums(a, l, first)
+	a.op("MOVQ %d(SP), R12", sXr)
+	a.op("MOVQ %d(SP), R13", sDr)
+	a.op("MOVQ %d(SP), SI", sSI)
+	a.op("MOVQ DX, AX")
+	a.op("MOVQ %d(SP), BX", cn)
 	a.op("SHRQ $1, BX")
 	a.op("MOVQ BX, %d(SP)", bc)
-	for m := 0; m < 16; m++ {
-		a.op("VPXORD %s, %s, %s", z(m), z(m), z(m))
-	}
 	a.op("TESTQ BX, BX")
 	a.op("JZ %stail", l)
 	// The first two blocks, then the loop: two more blocks' products
 	// while the previous two are finished.
-	amx16Unpack(a, k, 2)
 	amx16Tiles(a, 2)
-	amx16Store(a, 2)
+	amx16Store(a, ct, 2)
 	amx16Advance(a, k, 2)
 	a.op("DECQ %d(SP)", bc)
 	a.op("JZ %sdrain", l)
 	a.label(l + "block")
-	amx16Unpack(a, k, 2)
 	amx16Tiles(a, 2)
-	amx16Finish(a, k, 2, -2)
-	amx16Store(a, 2)
+	amx16Finish(a, k, ct, 2, -2)
+	amx16Store(a, ct, 2)
 	amx16Advance(a, k, 2)
 	a.op("DECQ %d(SP)", bc)
 	a.op("JNZ %sblock", l)
 	a.label(l + "drain")
-	amx16Finish(a, k, 2, -2)
+	amx16Finish(a, k, ct, 2, -2)
 	a.label(l + "tail")
-	a.op("TESTQ $1, blocks+64(FP)")
+	a.op("TESTQ $1, %d(SP)", cn)
 	a.op("JZ %sstore", l)
-	amx16Unpack(a, k, 1)
 	amx16Tiles(a, 1)
-	amx16Store(a, 1)
-	amx16Finish(a, k, 1, 0)
-	amx16Advance(a, k, 1)
+	amx16Store(a, ct, 1)
+	amx16Finish(a, k, ct, 1, 0)
 	a.label(l + "store")
-	a.op("LEAQ (R8)(R8*2), R9")
-	for q := 0; q < 4; q++ {
-		base := rowBase(a, "DI", "R8", q)
-		for i, idx := range []string{"", "(R8*1)", "(R8*2)", "(R9*1)"} {
-			a.op("VMOVUPS %s, (%s)%s", z(4*q+i), base, idx)
-		}
-	}
+	amx16Rows(a, "VMOVUPS %[1]s, %[2]s")
+	a.op("MOVQ %d(SP), BX", x16)
+	a.op("ADDQ BX, %d(SP)", sXr)
+	a.op("ADDQ BX, %d(SP)", sDr)
+	a.op("ADDQ %d(SP), R9", o16)
+	a.op("DECQ %d(SP)", rc)
+	a.op("JNZ %sgroup", l)
+	// The next chunk: SI past this one, the activations on by its blocks.
+	a.op("MOVQ $0, %d(SP)", first)
+	a.op("MOVQ %d(SP), BX", cn)
+	a.op("IMUL3Q $%d, BX, SI", k.gb)
+	a.op("ADDQ %d(SP), SI", sSI)
+	a.op("SHLQ $2, BX")
+	a.op("ADDQ BX, %d(SP)", sD)
+	a.op("SHLQ $3, BX")
+	a.op("ADDQ BX, %d(SP)", sX)
+	a.op("CMPQ %d(SP), $0", left)
+	a.op("JNZ %schunk", l)
 	amxEpilogue(a, l)
 }
 
-// The steps of amx16Kernel on nb (1 or 2) blocks, block j on tile set j:
-// unpack both, multiply both, store both C tiles; finish (the float
-// steps) runs a loop iteration later (at = -2: the blocks before SI), so
-// that a block's sums are finished while the next blocks' tile products
-// run; advance moves SI, R12 and R13 on by nb blocks.
-func amx16Unpack(a *asm, k amx16, nb int) {
-	for j := 0; j < nb; j++ {
-		k.unpack(a, k.gb*j, 512*j)
+// amx16Sums starts a row group's float sums: zero in the first chunk,
+// else the sums so far, from out.
+func amx16Sums(a *asm, l string, first int) {
+	a.op("CMPQ %d(SP), $0", first)
+	a.op("JEQ %sload", l)
+	for m := 0; m < 16; m++ {
+		a.op("VPXORD %s, %s, %s", z(m), z(m), z(m))
+	}
+	a.op("JMP %ssums", l)
+	a.label(l + "load")
+	amx16Rows(a, "VMOVUPS %[2]s, %[1]s")
+	a.label(l + "sums")
+}
+
+// amx16Rows emits format (a VMOVUPS between Z0+m and the row's
+// address) for the 16 output rows from R9.
+func amx16Rows(a *asm, format string) {
+	for q := 0; q < 4; q++ {
+		base := rowBase(a, "R9", "R8", q)
+		for i := 0; i < 4; i++ {
+			if i == 2 {
+				a.op("LEAQ (%s)(R8*2), BX", base)
+				base = "BX"
+			}
+			addr := fmt.Sprintf("(%s)", base)
+			if i%2 == 1 {
+				addr += "(R8*1)"
+			}
+			a.op(format, z(4*q+i), addr)
+		}
 	}
 }
 
-// q40AMXUnpack writes the B tile of the Q4_0 block at off(SI) to bt(DX):
-// row k of the low nibbles (elements 4k..4k+3 of each weight row) and
-// row 4+k of the high ones, each minus 8.
-func q40AMXUnpack(a *asm, off, bt int) {
+// q40AMXUnpack writes the B tile of the Q4_0 block at off(SI) to
+// bt(base): row k of the low nibbles (elements 4k..4k+3 of each weight
+// row) and row 4+k of the high ones, each minus 8.
+func q40AMXUnpack(a *asm, off int, base string, bt int) {
 	for k := 0; k < 4; k++ {
 		pairLoad(a, off+32*k, 17)
 		a.op("VPSRLW $4, Z17, Z18")
@@ -502,43 +583,48 @@ func q40AMXUnpack(a *asm, off, bt int) {
 		a.op("VPANDD Z16, Z18, Z18")
 		a.op("VPSUBB Z23, Z17, Z17")
 		a.op("VPSUBB Z23, Z18, Z18")
-		a.op("VMOVDQA64 Z17, %d(DX)", bt+64*k)
-		a.op("VMOVDQA64 Z18, %d(DX)", bt+256+64*k)
+		a.op("VMOVDQA64 Z17, %d(%s)", bt+64*k, base)
+		a.op("VMOVDQA64 Z18, %d(%s)", bt+256+64*k, base)
 	}
 }
 
-// q80AMXUnpack writes the B tile of the Q8_0 block at off(SI) to bt(DX):
-// its packed loads as they are, load k being row k.
-func q80AMXUnpack(a *asm, off, bt int) {
+// q80AMXUnpack writes the B tile of the Q8_0 block at off(SI) to
+// bt(base): its packed loads as they are, load k being row k.
+func q80AMXUnpack(a *asm, off int, base string, bt int) {
 	for k := 0; k < 8; k++ {
 		pairLoad(a, off+32*k, 17+k%2)
-		a.op("VMOVDQA64 Z%d, %d(DX)", 17+k%2, bt+64*k)
+		a.op("VMOVDQA64 Z%d, %d(%s)", 17+k%2, bt+64*k, base)
 	}
 }
 
+// The steps of amx16Kernel on nb (1 or 2) blocks, block j on tile set j
+// (its B tile at 512j(AX)): multiply, store the C tiles at ct; finish
+// (the float steps) runs a loop iteration later (at = -2: the blocks
+// before SI), so that a block's sums are finished while the next blocks'
+// tile products run; advance moves SI, AX, R12 and R13 on by nb blocks.
 func amx16Tiles(a *asm, nb int) {
 	for j := 0; j < nb; j++ {
 		ta, tb, tc := 3*j, 3*j+1, 3*j+2
 		bt := 512 * j
-		amxBytes(a, fmt.Sprintf("TILELOADD %d(DX)(R15*1), TMM%d", bt, tb), amxTile(false, tb, bt, "DX", "R15"))
+		amxBytes(a, fmt.Sprintf("TILELOADD %d(AX)(R15*1), TMM%d", bt, tb), amxTile(false, tb, bt, "AX", "R15"))
 		amxBytes(a, fmt.Sprintf("TILELOADD %d(R12)(R11*1), TMM%d", 32*j, ta), amxTile(false, ta, 32*j, "R12", "R11"))
 		amxBytes(a, fmt.Sprintf("TILEZERO TMM%d", tc), amxZero(tc))
 		amxBytes(a, fmt.Sprintf("TDPBSSD TMM%d, TMM%d, TMM%d", tb, ta, tc), amxDot(tc, ta, tb))
 	}
 }
 
-func amx16Store(a *asm, nb int) {
+func amx16Store(a *asm, ct, nb int) {
 	for j := 0; j < nb; j++ {
-		tc, ct := 3*j+2, 1024+1024*j
-		amxBytes(a, fmt.Sprintf("TILESTORED TMM%d, %d(DX)(R15*1)", tc, ct), amxTile(true, tc, ct, "DX", "R15"))
+		tc, c := 3*j+2, ct+1024*j
+		amxBytes(a, fmt.Sprintf("TILESTORED TMM%d, %d(DX)(R15*1)", tc, c), amxTile(true, tc, c, "DX", "R15"))
 	}
 }
 
 // amx16Finish adds the stored products of nb blocks, the first at
 // block at from SI (and R13), to the float sums, in q8z8's steps.
-func amx16Finish(a *asm, k amx16, nb, at int) {
+func amx16Finish(a *asm, k amx16, ct, nb, at int) {
 	for j := 0; j < nb; j++ {
-		b, ct := j+at, 1024+1024*j
+		b, c := j+at, ct+1024*j
 		pairLoad16x(a, k.gb*b+k.dOff, 27)
 		a.op("VCVTPH2PS Y27, Z27")
 		for q := 0; q < 4; q++ {
@@ -546,7 +632,7 @@ func amx16Finish(a *asm, k amx16, nb, at int) {
 			for i := 0; i < 4; i++ {
 				m := 4*q + i
 				I, t := z(19+m%2), z(21+m%2)
-				a.op("VCVTDQ2PS %d(DX), %s", ct+64*m, I)
+				a.op("VCVTDQ2PS %d(DX), %s", c+64*m, I)
 				a.op("VMULPS.BCST %s, Z27, %s", act(4*b, dBase, i), t)
 				a.op("VFMADD231PS %s, %s, %s", I, t, z(m))
 			}
@@ -556,6 +642,7 @@ func amx16Finish(a *asm, k amx16, nb, at int) {
 
 func amx16Advance(a *asm, k amx16, nb int) {
 	a.op("ADDQ $%d, SI", k.gb*nb)
+	a.op("ADDQ $%d, AX", 512*nb)
 	a.op("ADDQ $%d, R12", 32*nb)
 	a.op("ADDQ $%d, R13", 4*nb)
 }
