@@ -25,20 +25,25 @@ import (
 var amxUsable = cpuid.CPU.Supports(cpuid.AMXTILE, cpuid.AMXINT8) && os.Getenv("SISKIN_AMX") != "0" && amxPermit()
 
 // withAMX gives the AVX-512 tier's packed Q4_K, Q6_K, Q4_0 and Q8_0
-// kernels in m (with their eight-row kernels already) the AMX kernels.
+// kernels in m (with their eight-row kernels already) the AMX kernels,
+// and the fewest activation rows of their tiles (wideTile), each the
+// fastest of 64, 96 and 128 in BenchmarkPrefill's down projection
+// (6656 wide, whose share of packActTileBytes is 16 or 32 rows) and in
+// pp512: Q6_K, whose unpacking costs most, 241 GMAC/s at 32 rows, 272
+// at 64, 285-288 at 96 and 128.
 func withAMX(m map[tensor.Type]*matKernel) {
 	for _, k := range []struct {
-		typ       tensor.Type
-		gb, xb, n int
-		f         amxAsm
+		typ             tensor.Type
+		gb, xb, n, tile int
+		f               amxAsm
 	}{
-		{tensor.Q4_K, 8 * 144, 308, 32, q4kPackVec32AMX},
-		{tensor.Q6_K, 8 * 210, 308, 32, q6kPackVec32AMX},
-		{tensor.Q4_0, 8 * 18, 72, 16, q4_0PackVec16AMX},
-		{tensor.Q8_0, 8 * 34, 72, 16, q8_0PackVec16AMX},
+		{tensor.Q4_K, 8 * 144, 308, 32, 64, q4kPackVec32AMX},
+		{tensor.Q6_K, 8 * 210, 308, 32, 96, q6kPackVec32AMX},
+		{tensor.Q4_0, 8 * 18, 72, 16, 64, q4_0PackVec16AMX},
+		{tensor.Q8_0, 8 * 34, 72, 16, 64, q8_0PackVec16AMX},
 	} {
 		pk := *m[k.typ].packed
-		pk.wide, pk.wideRows = amxWide(pk.vec8, k.gb, k.xb, k.n, k.f), k.n
+		pk.wide, pk.wideRows, pk.wideTile = amxWide(pk.vec8, k.gb, k.xb, k.n, k.f), k.n, k.tile
 		m[k.typ] = withPacked(m[k.typ], &pk)
 	}
 }

@@ -61,6 +61,10 @@ type packedKernel struct {
 	// Q8_0).
 	wide     func(out []float32, ostride int, w []byte, groups, blocks int, x []byte, xstride, rows int)
 	wideRows int
+	// wideTile is the fewest activation rows of a tile for wide: it
+	// unpacks its weights once for all the rows of a call, and wide
+	// matrices' share of packActTileBytes left few rows to share them.
+	wideTile int
 	// pad8, if not 0, is the fewest rows of a batch's last incomplete
 	// eight that run through vec8 with zero rows added (padTail), rather
 	// than four and one at a time.
@@ -413,13 +417,8 @@ func (t *packedTask) set(out []float32, p *prepared, xq []byte, xs, n int) int {
 		rows = p.pk.wideRows
 	}
 	t.actTile = max(rows, packActTileBytes/max(xs, 1)/rows*rows)
-	if rows == 16 {
-		// The 16-row AMX kernels unpack a chunk of weight blocks once for
-		// all the tile's rows; 16 rows (a 6656-wide down projection's
-		// share of packActTileBytes) left nothing to share it
-		// (BenchmarkPrefill down Q4_0: 213 against 242-252 GMAC/s at 64
-		// and 128 rows).
-		t.actTile = max(t.actTile, 64)
+	if p.pk.wide != nil {
+		t.actTile = max(t.actTile, p.pk.wideTile)
 	}
 	return t.gTile
 }
