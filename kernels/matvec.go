@@ -132,11 +132,16 @@ type quantTask struct {
 	dst      []byte
 	x        []float32
 	xs, cols int
+	pre      func(row []float32, i int) // if not nil, rewrites row i first
 }
 
 func (t *quantTask) run(lo, hi int) {
 	for i := lo; i < hi; i++ {
-		t.k.quant(t.dst[i*t.xs:(i+1)*t.xs], t.x[i*t.cols:(i+1)*t.cols])
+		row := t.x[i*t.cols : (i+1)*t.cols]
+		if t.pre != nil {
+			t.pre(row, i)
+		}
+		t.k.quant(t.dst[i*t.xs:(i+1)*t.xs], row)
 	}
 }
 
@@ -194,15 +199,16 @@ func MatMul(out []float32, w *tensor.Matrix, x []float32, n int) {
 	bp := bufPool.Get().(*[]byte)
 	defer bufPool.Put(bp)
 	xq := alignedBuf(bp, n*xs)
-	quantizeRows(k, xq, xs, x, w.Cols, n)
+	quantizeRows(k, xq, xs, x, w.Cols, n, nil)
 	mul(out, w, k, xq, xs, n)
 }
 
 // quantizeRows quantizes n rows of cols activations into dst (xs bytes
-// per row) with k's quantizer, in parallel.
-func quantizeRows(k *matKernel, dst []byte, xs int, x []float32, cols, n int) {
+// per row) with k's quantizer, in parallel, each row after pre (if not
+// nil) rewrote it.
+func quantizeRows(k *matKernel, dst []byte, xs int, x []float32, cols, n int, pre func(row []float32, i int)) {
 	q := quantTasks.Get().(*quantTask)
-	*q = quantTask{k: k, dst: dst, x: x, xs: xs, cols: cols}
+	*q = quantTask{k: k, dst: dst, x: x, xs: xs, cols: cols, pre: pre}
 	parallelFor(q, n, 4*cols, 1)
 	*q = quantTask{}
 	quantTasks.Put(q)

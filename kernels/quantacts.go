@@ -31,6 +31,15 @@ type QuantizedActs struct {
 // type typ with the kernel tier in use. For float weight types it keeps x
 // itself (no copy): x must not change while the result is used.
 func (q *QuantizedActs) Quantize(typ tensor.Type, x []float32, n int) {
+	q.QuantizeAfter(typ, x, n, nil)
+}
+
+// QuantizeAfter is Quantize of x after pre (if not nil) has rewritten
+// each row i in place, pre(row, i), each row quantized as soon as pre is
+// done with it, while it is still in cache: a pass of pre's own over a
+// batch of FFN-wide rows, then Quantize's, read them from memory twice.
+// x is left rewritten.
+func (q *QuantizedActs) QuantizeAfter(typ tensor.Type, x []float32, n int, pre func(row []float32, i int)) {
 	if !typ.Supported() {
 		panic(fmt.Sprintf("kernels: unsupported weight type %s", typ))
 	}
@@ -44,12 +53,19 @@ func (q *QuantizedActs) Quantize(typ tensor.Type, x []float32, n int) {
 	k := kernelFor(typ)
 	q.tier, q.vdt, q.float, q.cols, q.n = tier(current.Load()), VecDotType(typ), k.float, cols, n
 	if k.float {
+		if pre != nil {
+			ParallelFor(n, cols, 1, func(lo, hi int) {
+				for i := lo; i < hi; i++ {
+					pre(x[i*cols:(i+1)*cols], i)
+				}
+			})
+		}
 		q.xs, q.data = 4*cols, f32Bytes(x)
 		return
 	}
 	q.xs = k.actBytes(cols)
 	q.data = alignedBuf(&q.buf, n*q.xs)
-	quantizeRows(k, q.data, q.xs, x, cols, n)
+	quantizeRows(k, q.data, q.xs, x, cols, n, pre)
 }
 
 // Rows returns the number of activation rows.

@@ -62,6 +62,47 @@ func TestMatMulQ(t *testing.T) {
 	}
 }
 
+// TestQuantizeAfter: QuantizeAfter with SiLUMul as its pre gives the
+// activations, and MatMulQ the results, of SiLUMul over every row first
+// and then Quantize, in every tier, for several batch sizes and thread
+// counts (the rows are rewritten in place in both).
+func TestQuantizeAfter(t *testing.T) {
+	defer kernels.SetThreads(0)
+	rng := newRNG(62)
+	const rows, cols = 24, 768
+	for _, tierName := range kernels.Tiers() {
+		restore := kernels.UseTier(tierName)
+		for _, typ := range []tensor.Type{tensor.Q4_K, tensor.Q6_K, tensor.Q4_0, tensor.Q8_0, tensor.W4A8, tensor.F16} {
+			w := randomMatrix(rng, typ, rows, cols)
+			kernels.Prepare(w)
+			for _, n := range []int{1, 5, 40} {
+				for _, th := range []int{1, 2} {
+					kernels.SetThreads(th)
+					x, y := randomVec(rng, n*cols), randomVec(rng, n*cols)
+					x2 := append([]float32(nil), x...)
+					for i := 0; i < n; i++ {
+						kernels.SiLUMul(x[i*cols:(i+1)*cols], y[i*cols:(i+1)*cols])
+					}
+					var want, got kernels.QuantizedActs
+					want.Quantize(typ, x, n)
+					got.QuantizeAfter(typ, x2, n, func(row []float32, i int) { kernels.SiLUMul(row, y[i*cols:(i+1)*cols]) })
+					if j := sameBits(x2, x); j >= 0 {
+						t.Fatalf("%s %s n=%d threads=%d: row element %d rewritten to %v, want %v", tierName, typ, n, th, j, x2[j], x[j])
+					}
+					o1, o2 := make([]float32, n*rows), make([]float32, n*rows)
+					kernels.MatMulQ(o1, w, &want)
+					kernels.MatMulQ(o2, w, &got)
+					if j := sameBits(o2, o1); j >= 0 {
+						t.Fatalf("%s %s n=%d threads=%d: MatMulQ after QuantizeAfter differs at %d: %v vs %v", tierName, typ, n, th, j, o2[j], o1[j])
+					}
+				}
+			}
+			kernels.Release(w)
+		}
+		restore()
+	}
+}
+
 // TestMatMulQs: several weights on the same activations as one job give
 // exactly MatMul's results for each (prepared weights of the sizes a layer
 // has and ragged ones, mixed types of one VecDotType, an unprepared one

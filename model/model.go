@@ -163,8 +163,14 @@ func GatedFFN(x, h, gate, up []float32, n int, norm []float32, eps float32,
 	wGate, wUp, wDown *tensor.Matrix, actMul func(x, y []float32)) {
 	RMSNormRows(h, x, norm, eps)
 	Linears(h, n, []*tensor.Matrix{wGate, wUp}, gate, up)
-	ApplyRows(gate, up, n, actMul)
-	Linear(h, wDown, gate, n)
+	// The activation runs row by row just before each row's quantization
+	// for down, while the row is in cache (actMul works element by
+	// element, so the results are those of a pass over all the rows).
+	f := len(up) / n
+	q := actsPool.Get().(*kernels.QuantizedActs)
+	q.QuantizeAfter(wDown.Type, gate, n, func(row []float32, i int) { actMul(row, up[i*f:(i+1)*f]) })
+	kernels.MatMulQ(h, wDown, q)
+	actsPool.Put(q)
 	AddRows(x, h, n)
 }
 
