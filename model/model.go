@@ -139,9 +139,31 @@ func Linear(out []float32, w *tensor.Matrix, x []float32, n int) {
 // gate and up projections, as one parallel job. kernels.MatMulQs gives
 // MatMul's bits.
 func Linears(x []float32, n int, ws []*tensor.Matrix, outs ...[]float32) {
+	linearsAfter(x, n, nil, ws, outs)
+}
+
+// NormLinears is RMSNormRows(h, x, norm, eps) then Linears(h, n, ws,
+// outs...), each row normalized just before its quantization, while it is
+// in cache (the same results: RMSNorm is row by row).
+func NormLinears(h, x, norm []float32, eps float32, n int, ws []*tensor.Matrix, outs ...[]float32) {
+	d := len(norm)
+	linearsAfter(h, n, func(row []float32, i int) { kernels.RMSNorm(row, x[i*d:(i+1)*d], norm, eps) }, ws, outs)
+}
+
+// linearsAfter is Linears of x after pre (if not nil) rewrote each row i,
+// pre(row, i), as QuantizedActs.QuantizeAfter.
+func linearsAfter(x []float32, n int, pre func(row []float32, i int), ws []*tensor.Matrix, outs [][]float32) {
 	vdt := kernels.VecDotType(ws[0].Type)
 	for _, w := range ws[1:] {
 		if kernels.VecDotType(w.Type) != vdt {
+			if pre != nil {
+				d := len(x) / n
+				kernels.ParallelFor(n, d, 1, func(lo, hi int) {
+					for i := lo; i < hi; i++ {
+						pre(x[i*d:(i+1)*d], i)
+					}
+				})
+			}
 			for i, w := range ws {
 				Linear(outs[i], w, x, n)
 			}
@@ -149,7 +171,7 @@ func Linears(x []float32, n int, ws []*tensor.Matrix, outs ...[]float32) {
 		}
 	}
 	q := actsPool.Get().(*kernels.QuantizedActs)
-	q.Quantize(ws[0].Type, x, n)
+	q.QuantizeAfter(ws[0].Type, x, n, pre)
 	kernels.MatMulQs(outs, ws, q)
 	actsPool.Put(q)
 }
@@ -161,8 +183,7 @@ func Linears(x []float32, n int, ws []*tensor.Matrix, outs ...[]float32) {
 // size and of the feed-forward size.
 func GatedFFN(x, h, gate, up []float32, n int, norm []float32, eps float32,
 	wGate, wUp, wDown *tensor.Matrix, actMul func(x, y []float32)) {
-	RMSNormRows(h, x, norm, eps)
-	Linears(h, n, []*tensor.Matrix{wGate, wUp}, gate, up)
+	NormLinears(h, x, norm, eps, n, []*tensor.Matrix{wGate, wUp}, gate, up)
 	// The activation runs row by row just before each row's quantization
 	// for down, while the row is in cache (actMul works element by
 	// element, so the results are those of a pass over all the rows).

@@ -160,8 +160,7 @@ func (m *Model) ForwardBatch(seqs []model.Seq) ([][]float32, error) {
 		l := &m.layers[li]
 
 		// Attention block.
-		model.RMSNormRows(h, x, l.attnNorm, c.Eps)
-		model.Linears(h, n, []*tensor.Matrix{l.wq, l.wk, l.wv}, q, k, v)
+		model.NormLinears(h, x, l.attnNorm, c.Eps, n, []*tensor.Matrix{l.wq, l.wk, l.wv}, q, k, v)
 		for t := 0; t < n; t++ {
 			qt, kt := q[t*qd:(t+1)*qd], k[t*kvd:(t+1)*kvd]
 			for j := 0; j < c.Heads; j++ {

@@ -80,8 +80,7 @@ func (d *Decoder) Run(b *model.Batch, x []float32, each func(layer int, x []floa
 		l := &d.Layers[li]
 
 		// Attention block: per-head RMSNorm on q and k, then RoPE.
-		model.RMSNormRows(h, x, l.attnNorm, c.Eps)
-		model.Linears(h, n, []*tensor.Matrix{l.wq, l.wk, l.wv}, q, k, v)
+		model.NormLinears(h, x, l.attnNorm, c.Eps, n, []*tensor.Matrix{l.wq, l.wk, l.wv}, q, k, v)
 		model.RMSNormRows(q, q, l.qNorm, c.Eps)
 		model.RMSNormRows(k, k, l.kNorm, c.Eps)
 		for t := 0; t < n; t++ {

@@ -215,11 +215,10 @@ func (m *Model) ForwardBatch(seqs []model.Seq) ([][]float32, error) {
 		l := &m.layers[li]
 
 		// Attention block.
-		model.RMSNormRows(h, x, l.attnNorm, c.Eps)
 		if l.wqkv != nil {
 			// One pass over the fused weight (one fan-out), then the rows
 			// are split into q, k and v.
-			model.Linears(h, n, []*tensor.Matrix{l.wqkv, l.wg}, qkv, g)
+			model.NormLinears(h, x, l.attnNorm, c.Eps, n, []*tensor.Matrix{l.wqkv, l.wg}, qkv, g)
 			w := qd + 2*kvd
 			for t := 0; t < n; t++ {
 				copy(q[t*qd:(t+1)*qd], qkv[t*w:t*w+qd])
@@ -227,7 +226,7 @@ func (m *Model) ForwardBatch(seqs []model.Seq) ([][]float32, error) {
 				copy(v[t*kvd:(t+1)*kvd], qkv[t*w+qd+kvd:(t+1)*w])
 			}
 		} else {
-			model.Linears(h, n, []*tensor.Matrix{l.wq, l.wk, l.wv, l.wg}, q, k, v, g)
+			model.NormLinears(h, x, l.attnNorm, c.Eps, n, []*tensor.Matrix{l.wq, l.wk, l.wv, l.wg}, q, k, v, g)
 		}
 		for t := 0; t < n; t++ {
 			qt, kt := q[t*qd:(t+1)*qd], k[t*kvd:(t+1)*kvd]
