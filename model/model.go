@@ -146,8 +146,20 @@ func Linears(x []float32, n int, ws []*tensor.Matrix, outs ...[]float32) {
 // outs...), each row normalized just before its quantization, while it is
 // in cache (the same results: RMSNorm is row by row).
 func NormLinears(h, x, norm []float32, eps float32, n int, ws []*tensor.Matrix, outs ...[]float32) {
+	AddNormLinears(h, x, nil, norm, eps, n, ws, outs...)
+}
+
+// AddNormLinears is NormLinears after AddRows(x, res, n) (res may be h),
+// each row added to just before it is normalized; res nil adds nothing.
+func AddNormLinears(h, x, res, norm []float32, eps float32, n int, ws []*tensor.Matrix, outs ...[]float32) {
 	d := len(norm)
-	linearsAfter(h, n, func(row []float32, i int) { kernels.RMSNorm(row, x[i*d:(i+1)*d], norm, eps) }, ws, outs)
+	linearsAfter(h, n, func(row []float32, i int) {
+		xi := x[i*d : (i+1)*d]
+		if res != nil {
+			kernels.Add(xi, res[i*d:(i+1)*d])
+		}
+		kernels.RMSNorm(row, xi, norm, eps)
+	}, ws, outs)
 }
 
 // linearsAfter is Linears of x after pre (if not nil) rewrote each row i,
@@ -176,14 +188,15 @@ func linearsAfter(x []float32, n int, pre func(row []float32, i int), ws []*tens
 	actsPool.Put(q)
 }
 
-// GatedFFN adds a gated feed-forward block to the residual stream x (n
-// rows): h = RMSNorm(x), x += down(act(gate h) * up h), with actMul doing
-// the activation and the product in one pass (kernels.SiLUMul,
-// kernels.GELUErfMul). h, gate and up are scratch: n rows of the hidden
-// size and of the feed-forward size.
+// GatedFFN adds the attention block's output h to the residual stream x
+// (n rows), then a gated feed-forward block: x += h, h = RMSNorm(x),
+// x += down(act(gate h) * up h), with actMul doing the activation and the
+// product in one pass (kernels.SiLUMul, kernels.GELUErfMul). Each row of
+// x takes its sum just before it is normalized. h, gate and up are
+// scratch after: n rows of the hidden size and of the feed-forward size.
 func GatedFFN(x, h, gate, up []float32, n int, norm []float32, eps float32,
 	wGate, wUp, wDown *tensor.Matrix, actMul func(x, y []float32)) {
-	NormLinears(h, x, norm, eps, n, []*tensor.Matrix{wGate, wUp}, gate, up)
+	AddNormLinears(h, x, h, norm, eps, n, []*tensor.Matrix{wGate, wUp}, gate, up)
 	// The activation runs row by row just before each row's quantization
 	// for down, while the row is in cache (actMul works element by
 	// element, so the results are those of a pass over all the rows).

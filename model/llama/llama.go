@@ -172,9 +172,8 @@ func (m *Model) ForwardBatch(seqs []model.Seq) ([][]float32, error) {
 		}
 		m.attn.AttendAppend(b, li, 0, q, k, v, att)
 		model.Linear(h, l.wo, att, n)
-		model.AddRows(x, h, n)
 
-		// Feed-forward block: down(silu(gate h2) * up h2).
+		// x += h (in GatedFFN), then the feed-forward block: down(silu(gate h2) * up h2).
 		model.GatedFFN(x, h, act, up, n, l.ffnNorm, c.Eps, l.ffnGate, l.ffnUp, l.ffnDown, kernels.SiLUMul)
 	}
 

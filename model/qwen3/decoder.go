@@ -90,9 +90,8 @@ func (d *Decoder) Run(b *model.Batch, x []float32, each func(layer int, x []floa
 		}
 		d.Attn.AttendAppend(b, li, 0, q, k, v, att)
 		model.Linear(h, l.wo, att, n)
-		model.AddRows(x, h, n)
 
-		// Feed-forward block: down(silu(gate h2) * up h2).
+		// x += h (in GatedFFN), then the feed-forward block: down(silu(gate h2) * up h2).
 		model.GatedFFN(x, h, act, up, n, l.ffnNorm, c.Eps, l.ffnGate, l.ffnUp, l.ffnDown, kernels.SiLUMul)
 		if each != nil {
 			each(li, x)
