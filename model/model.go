@@ -124,6 +124,23 @@ func ApplyRows(x, y []float32, n int, f func(x, y []float32)) {
 	})
 }
 
+// EachRow calls f(t) for every row t < n (of d elements each), split
+// between threads as RMSNormRows: per-row steps such as RoPE, which a
+// serial loop ran while the other threads waited.
+func EachRow(n, d int, f func(t int)) {
+	if !rowsParallel(n, d) {
+		for t := 0; t < n; t++ {
+			f(t)
+		}
+		return
+	}
+	kernels.ParallelFor(n, d, 1, func(lo, hi int) {
+		for t := lo; t < hi; t++ {
+			f(t)
+		}
+	})
+}
+
 // rowsParallel reports whether n rows of d elements are worth splitting
 // between threads (an element counted as one multiply-add).
 func rowsParallel(n, d int) bool { return n > 1 && kernels.Parallel(n*d) }

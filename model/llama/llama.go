@@ -161,7 +161,7 @@ func (m *Model) ForwardBatch(seqs []model.Seq) ([][]float32, error) {
 
 		// Attention block.
 		model.NormLinears(h, x, l.attnNorm, c.Eps, n, []*tensor.Matrix{l.wq, l.wk, l.wv}, q, k, v)
-		for t := 0; t < n; t++ {
+		model.EachRow(n, qd+kvd, func(t int) {
 			qt, kt := q[t*qd:(t+1)*qd], k[t*kvd:(t+1)*kvd]
 			for j := 0; j < c.Heads; j++ {
 				m.applyRope(qt[j*hd:(j+1)*hd], b.Pos[t])
@@ -169,7 +169,7 @@ func (m *Model) ForwardBatch(seqs []model.Seq) ([][]float32, error) {
 			for j := 0; j < c.KVHeads; j++ {
 				m.applyRope(kt[j*hd:(j+1)*hd], b.Pos[t])
 			}
-		}
+		})
 		m.attn.AttendAppend(b, li, 0, q, k, v, att)
 		model.Linear(h, l.wo, att, n)
 

@@ -81,13 +81,17 @@ func (d *Decoder) Run(b *model.Batch, x []float32, each func(layer int, x []floa
 
 		// Attention block: per-head RMSNorm on q and k, then RoPE.
 		model.NormLinears(h, x, l.attnNorm, c.Eps, n, []*tensor.Matrix{l.wq, l.wk, l.wv}, q, k, v)
-		model.RMSNormRows(q, q, l.qNorm, c.Eps)
-		model.RMSNormRows(k, k, l.kNorm, c.Eps)
-		for t := 0; t < n; t++ {
+		model.EachRow(n, qd+kvd, func(t int) {
 			qt, kt := q[t*qd:(t+1)*qd], k[t*kvd:(t+1)*kvd]
+			for j := 0; j < qd; j += hd {
+				kernels.RMSNorm(qt[j:j+hd], qt[j:j+hd], l.qNorm, c.Eps)
+			}
+			for j := 0; j < kvd; j += hd {
+				kernels.RMSNorm(kt[j:j+hd], kt[j:j+hd], l.kNorm, c.Eps)
+			}
 			d.Rope.NeoXHeads(qt, hd, b.Pos[t])
 			d.Rope.NeoXHeads(kt, hd, b.Pos[t])
-		}
+		})
 		d.Attn.AttendAppend(b, li, 0, q, k, v, att)
 		model.Linear(h, l.wo, att, n)
 

@@ -228,11 +228,11 @@ func (m *Model) ForwardBatch(seqs []model.Seq) ([][]float32, error) {
 		} else {
 			model.NormLinears(h, x, l.attnNorm, c.Eps, n, []*tensor.Matrix{l.wq, l.wk, l.wv, l.wg}, q, k, v, g)
 		}
-		for t := 0; t < n; t++ {
+		model.EachRow(n, qd+kvd, func(t int) {
 			qt, kt := q[t*qd:(t+1)*qd], k[t*kvd:(t+1)*kvd]
 			l.rope.NeoXHeads(qt, hd, b.Pos[t])
 			l.rope.NeoXHeads(kt, hd, b.Pos[t])
-		}
+		})
 		m.attn.AttendAppend(b, li, l.window, q, k, v, att)
 		// Head-wise sigmoid gate, before the output projection.
 		kernels.Sigmoid(g)
