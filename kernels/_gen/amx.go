@@ -218,12 +218,7 @@ func amx32Kernel(a *asm, k amx32) {
 	a.op("LEAQ amxcfg<>(SB), BX")
 	amxBytes(a, "LDTILECFG (BX)", amxConfig("BX"))
 	alignedStack(a, ab)
-	a.op("MOVQ R11, BX")
-	a.op("SHLQ $5, BX")
-	a.op("MOVQ BX, %d(SP)", x32)
-	a.op("MOVQ R8, BX")
-	a.op("SHLQ $5, BX")
-	a.op("MOVQ BX, %d(SP)", o32)
+	amxRowSteps(a, 5, x32, o32)
 	a.label(l + "pair")
 	a.op("VPXORD Z0, Z0, Z0")
 	a.op("MOVQ DI, R15")
@@ -284,6 +279,16 @@ func amx32Kernel(a *asm, k amx32) {
 	a.op("DECQ %d(SP)", bc)
 	a.op("JNZ %sblock", l)
 	amxEpilogue(a, l)
+}
+
+// amxRowSteps stores 1<<shift rows of activations (R11) and of outputs
+// (R8) in bytes at x(SP) and o(SP): a row group's step.
+func amxRowSteps(a *asm, shift, x, o int) {
+	for _, r := range [][2]int{{11, x}, {8, o}} {
+		a.op("MOVQ R%d, BX", r[0])
+		a.op("SHLQ $%d, BX", shift)
+		a.op("MOVQ BX, %d(SP)", r[1])
+	}
 }
 
 // amxPrefetchPair prefetches into L2 the block of gb bytes of both groups
@@ -446,12 +451,7 @@ func amx16Kernel(a *asm, k amx16) {
 	a.op("VMOVDQU64 v8k0f<>(SB), Z16")
 	a.op("VMOVDQU64 amxk08<>(SB), Z23")
 	alignedStack(a, ab)
-	a.op("MOVQ R11, BX")
-	a.op("SHLQ $4, BX")
-	a.op("MOVQ BX, %d(SP)", x16)
-	a.op("MOVQ R8, BX")
-	a.op("SHLQ $4, BX")
-	a.op("MOVQ BX, %d(SP)", o16)
+	amxRowSteps(a, 4, x16, o16)
 	a.label(l + "pair")
 	a.op("MOVQ x_base+72(FP), R12")
 	a.op("MOVQ blocks+64(FP), BX")
