@@ -187,11 +187,7 @@ func linearsAfter(x []float32, n int, pre func(row []float32, i int), ws []*tens
 		if kernels.VecDotType(w.Type) != vdt {
 			if pre != nil {
 				d := len(x) / n
-				kernels.ParallelFor(n, d, 1, func(lo, hi int) {
-					for i := lo; i < hi; i++ {
-						pre(x[i*d:(i+1)*d], i)
-					}
-				})
+				EachRow(n, d, func(i int) { pre(x[i*d:(i+1)*d], i) })
 			}
 			for i, w := range ws {
 				Linear(outs[i], w, x, n)
