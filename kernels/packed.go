@@ -63,7 +63,8 @@ type packedKernel struct {
 	wideRows int
 	// wideTile is the fewest activation rows of a tile for wide: it
 	// unpacks its weights once for all the rows of a call, and wide
-	// matrices' share of packActTileBytes left few rows to share them.
+	// matrices' share of packActTileBytes left few rows to share them
+	// (0 without wide).
 	wideTile int
 	// pad8, if not 0, is the fewest rows of a batch's last incomplete
 	// eight that run through vec8 with zero rows added (padTail), rather
@@ -416,10 +417,7 @@ func (t *packedTask) set(out []float32, p *prepared, xq []byte, xs, n int) int {
 	if p.pk.wide != nil {
 		rows = p.pk.wideRows
 	}
-	t.actTile = max(rows, packActTileBytes/max(xs, 1)/rows*rows)
-	if p.pk.wide != nil {
-		t.actTile = max(t.actTile, p.pk.wideTile)
-	}
+	t.actTile = max(rows, packActTileBytes/max(xs, 1)/rows*rows, p.pk.wideTile)
 	return t.gTile
 }
 

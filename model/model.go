@@ -214,10 +214,7 @@ func GatedFFN(x, h, gate, up []float32, n int, norm []float32, eps float32,
 	// for down, while the row is in cache (actMul works element by
 	// element, so the results are those of a pass over all the rows).
 	f := len(up) / n
-	q := actsPool.Get().(*kernels.QuantizedActs)
-	q.QuantizeAfter(wDown.Type, gate, n, func(row []float32, i int) { actMul(row, up[i*f:(i+1)*f]) })
-	kernels.MatMulQ(h, wDown, q)
-	actsPool.Put(q)
+	linearsAfter(gate, n, func(row []float32, i int) { actMul(row, up[i*f:(i+1)*f]) }, []*tensor.Matrix{wDown}, [][]float32{h})
 	AddRows(x, h, n)
 }
 
