@@ -48,6 +48,10 @@ func withAMX(m map[tensor.Type]*matKernel) {
 	}
 }
 
+// amxMaxRows is the most activation rows an AMX kernel takes in a call
+// (kernels/_gen's: its float sums' scratch is on its stack).
+const amxMaxRows = 256
+
 // amxAsm is an AMX kernel: vec4 for rows activation rows, a multiple of
 // its own row count, the groups taken two at a time.
 type amxAsm func(out []float32, ostride int, w []byte, groups, blocks int, x []byte, xstride, rows int)
@@ -65,8 +69,8 @@ func amxWide(vec8 func(out []float32, ostride int, w []byte, groups, blocks int,
 			panic(fmt.Sprintf("kernels: bad packed kernel arguments: %d groups of %d blocks, %d weight bytes, %d outputs (stride %d), %d activation rows of %d bytes (stride %d)", groups, blocks, len(w), len(out), ostride, rows, len(x), xstride))
 		}
 		g := groups &^ 1
-		if g > 0 {
-			f(out, ostride, w, g, blocks, x, xstride, rows)
+		for r := 0; g > 0 && r < rows; r += amxMaxRows {
+			f(out[r*ostride:], ostride, w, g, blocks, x[r*xstride:], xstride, min(amxMaxRows, rows-r))
 		}
 		if g < groups {
 			w1 := w[g*blocks*gb:]

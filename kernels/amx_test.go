@@ -58,6 +58,18 @@ func TestPackedAMXRows(t *testing.T) {
 					})
 				}
 			}
+			// 288 rows at once: more than an AMX kernel's call takes (256,
+			// its float sums' scratch), so the wrapper splits them.
+			t.Run(fmt.Sprintf("%s/%s/288rows", tierName, typ), func(t *testing.T) {
+				defer kernels.UseTier(tierName)()
+				const rows, n = 24, 288
+				w, q, want := fourRowTiles(t, rng, typ, rows, colsList[0], n)
+				got := make([]float32, n*rows)
+				kernels.PackedTile(w, got, rows, rows/8, q, 0, n)
+				if j := sameBits(got, want); j >= 0 {
+					t.Fatalf("%d rows at once %v, four rows %v at %d (act %d, row %d)", n, got[j], want[j], j, j/rows, j%rows)
+				}
+			})
 		}
 	}
 	if !ran {

@@ -125,8 +125,8 @@ func q6kAMXSplit(a *asm, sc string, off int) {
 
 // q6kAMXFloat finishes the block for activation rows m0..m0+7 of the
 // group, whose integer sums I are in Z(m0%16)...: F += (d*yd)*float(I),
-// q6k8z's operations in its order (Z28 the weights' d), F in the output
-// row at R15 (moved on a row each).
+// q6k8z's operations in its order (Z28 the weights' d), F in the float
+// sums' row at R15 (moved on a row each).
 func q6kAMXFloat(a *asm, m0 int) {
 	var base string
 	for r := 0; r < 8; r++ {
@@ -136,12 +136,12 @@ func q6kAMXFloat(a *asm, m0 int) {
 		}
 		i := z(m % 16)
 		a.op("VBROADCASTSS %s, Z30", act(0, base, r%4))
-		a.op("VMOVUPS (R15), Z24")
+		a.op("VMOVAPS (R15), Z24")
 		a.op("VMULPS Z30, Z28, Z31")
 		a.op("VCVTDQ2PS %s, %s", i, i)
 		a.op("VFMADD231PS %s, Z31, Z24", i)
-		a.op("VMOVUPS Z24, (R15)")
-		a.op("ADDQ R8, R15")
+		a.op("VMOVAPS Z24, (R15)")
+		a.op("ADDQ $64, R15")
 	}
 }
 
