@@ -722,15 +722,15 @@ func (a *Attention) attendChunk(b *Batch, li, window int, q []float32, st *stepK
 			s, e := blk.span(b, window, t, c)
 			r := 1
 			if blk.ks.h != nil {
-				// Later rows that see the same keys of the block score
-				// with each query head's rows together (each score has
-				// the same bits alone or in any group of rows), so a key
-				// read serves up to four rows of one head, not the group's
-				// two heads of one row; where the queries are paired, four
-				// rows of two heads (BenchmarkAttendPrefill512Qwen3At4096,
-				// Zen 5, three alternated runs: 169-175 against 188-194
-				// ms of CPU time).
-				r = blk.run(b, window, t, t1, c, s, e)
+				// Later rows that see keys of the block from the same
+				// first one score with each query head's rows together
+				// (each score has the same bits alone or in any group of
+				// rows), so a key read serves up to four rows of one head,
+				// not the group's two heads of one row; where the queries
+				// are paired, four rows of two heads
+				// (BenchmarkAttendPrefill512Qwen3At4096, Zen 5, three
+				// alternated runs: 169-175 against 188-194 ms of CPU time).
+				r, e = blk.scoreRun(b, window, t, t1, c, s, e)
 			}
 			if s < e {
 				for h := h0; h < h1; h += group {
@@ -864,6 +864,28 @@ func (a *Attention) decodeChunkHeads(b *Batch, li, window int, q []float32, st *
 func (blk *kvBlock) span(b *Batch, window, t, c int) (s, e int) {
 	s, e = span(b, window, t, c)
 	return max(s, blk.p0), min(e, blk.p0+blk.m)
+}
+
+// scoreRun is how many rows from t (before t1) see the block's part from
+// s, as row t does, and the end of the widest of their parts: their
+// scores are taken together up to there. A row whose own part ends
+// before gets scores past its end that nothing reads (ExpMax and the
+// values take each row's span), so the rows on the causal diagonal, each
+// with its own end, no longer score one at a time. Rows that see none of
+// the block run together as in run.
+func (blk *kvBlock) scoreRun(b *Batch, window, t, t1, c, s, e int) (int, int) {
+	if s >= e {
+		return blk.run(b, window, t, t1, c, s, e), e
+	}
+	r := 1
+	for ; t+r < t1; r++ {
+		s2, e2 := blk.span(b, window, t+r, c)
+		if s2 != s || s2 >= e2 {
+			break
+		}
+		e = max(e, e2)
+	}
+	return r, e
 }
 
 // run is how many rows from t (before t1) see the block's part [s, e)
