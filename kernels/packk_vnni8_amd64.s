@@ -3552,13 +3552,13 @@ q4kamxpair:
 	MOVQ DI, R15
 	VPXORD Z0, Z0, Z0
 	MOVQ rows+104(FP), BX
-q4kamxzero:
+q4kamxouts:
 	VMOVAPS Z0, (R15)
 	ADDQ $64, R15
 	PREFETCHT0 (AX)
 	ADDQ R8, AX
 	DECQ BX
-	JNZ q4kamxzero
+	JNZ q4kamxouts
 	MOVQ x_base+72(FP), R12
 	MOVQ blocks+64(FP), BX
 	MOVQ BX, 0(SP)
@@ -4854,11 +4854,11 @@ q40amxpair:
 	MOVQ DI, AX
 	LEAQ 10240(DX), DI
 	MOVQ rows+104(FP), BX
-q40amxzero:
+q40amxouts:
 	PREFETCHT0 (AX)
 	ADDQ R8, AX
 	DECQ BX
-	JNZ q40amxzero
+	JNZ q40amxouts
 	MOVQ x_base+72(FP), R12
 	MOVQ blocks+64(FP), BX
 	MOVQ BX, 8(SP)
@@ -5370,11 +5370,11 @@ q80amxpair:
 	MOVQ DI, AX
 	LEAQ 10240(DX), DI
 	MOVQ rows+104(FP), BX
-q80amxzero:
+q80amxouts:
 	PREFETCHT0 (AX)
 	ADDQ R8, AX
 	DECQ BX
-	JNZ q80amxzero
+	JNZ q80amxouts
 	MOVQ x_base+72(FP), R12
 	MOVQ blocks+64(FP), BX
 	MOVQ BX, 8(SP)
@@ -5914,13 +5914,13 @@ q6kamxpair:
 	MOVQ DI, R15
 	VPXORD Z0, Z0, Z0
 	MOVQ rows+104(FP), BX
-q6kamxzero:
+q6kamxouts:
 	VMOVAPS Z0, (R15)
 	ADDQ $64, R15
 	PREFETCHT0 (AX)
 	ADDQ R8, AX
 	DECQ BX
-	JNZ q6kamxzero
+	JNZ q6kamxouts
 	MOVQ x_base+72(FP), R12
 	MOVQ blocks+64(FP), BX
 	MOVQ BX, 0(SP)

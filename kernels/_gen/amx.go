@@ -324,7 +324,7 @@ func amxSumsStart(a *asm, l string, fs, sout int, zero bool) {
 		a.op("VPXORD Z0, Z0, Z0")
 	}
 	a.op("MOVQ rows+104(FP), BX")
-	a.label(l + "zero")
+	a.label(l + "outs")
 	if zero {
 		a.op("VMOVAPS Z0, (R15)")
 		a.op("ADDQ $64, R15")
@@ -332,7 +332,7 @@ func amxSumsStart(a *asm, l string, fs, sout int, zero bool) {
 	a.op("PREFETCHT0 (AX)")
 	a.op("ADDQ R8, AX")
 	a.op("DECQ BX")
-	a.op("JNZ %szero", l)
+	a.op("JNZ %souts", l)
 }
 
 // amxPrefetchPair prefetches into L2 the block of gb bytes of both groups
