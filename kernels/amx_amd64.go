@@ -49,8 +49,10 @@ func withAMX(m map[tensor.Type]*matKernel) {
 }
 
 // amxMaxRows is the most activation rows an AMX kernel takes in a call
-// (kernels/_gen's: its float sums' scratch is on its stack).
-const amxMaxRows = 256
+// (its float sums' scratch is on its stack), as kernels/_gen set it.
+var amxMaxRows = amxMaxRowsAsm()
+
+func amxMaxRowsAsm() int
 
 // amxAsm is an AMX kernel: vec4 for rows activation rows, a multiple of
 // its own row count, the groups taken two at a time.

@@ -57,12 +57,7 @@ func BenchmarkGatedFFNFused(b *testing.B) {
 				copy(x, x0)
 				copy(h, x0[:len(h)]) // the attention block's output
 				t0 := time.Now()
-				model.AddRows(x, h, n)
-				model.RMSNormRows(h, x, norm, 1e-6)
-				model.Linears(h, n, []*tensor.Matrix{wg, wu}, gate, up)
-				model.ApplyRows(gate, up, n, kernels.SiLUMul)
-				model.Linear(h, wd, gate, n)
-				model.AddRows(x, h, n)
+				gatedFFNPasses(x, h, gate, up, n, norm, wg, wu, wd)
 				told += time.Since(t0)
 				copy(x, x0)
 				copy(h, x0[:len(h)])

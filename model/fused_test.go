@@ -11,7 +11,7 @@ import (
 	"github.com/siskin-ml/siskin/tensor"
 )
 
-// TestFusedRows: NormLinears, AddNormLinears and GatedFFN give exactly the
+// TestFusedRows: AddNormLinears, NormLinears and GatedFFN give exactly the
 // bits of the separate passes they fuse (AddRows, RMSNormRows, Linears,
 // ApplyRows, Linear), for weights of one activation type and of two (the
 // fallback that normalizes every row first), on one thread and on two, in
@@ -51,14 +51,20 @@ func TestFusedRows(t *testing.T) {
 						t.Fatalf("%s %v n=%d threads=%d: AddNormLinears differs at %d: %v vs %v", tierName, types, n, th, j, c[0][j], c[1][j])
 					}
 				}
+				// NormLinears against RMSNormRows and Linears.
+				clear(h1)
+				model.RMSNormRows(h1, x0, norm, 1e-6)
+				model.Linears(h1, n, []*tensor.Matrix{wg, wu}, g1, u1)
+				x2 = slices.Clone(x0)
+				model.NormLinears(h2, x2, norm, 1e-6, n, []*tensor.Matrix{wg, wu}, g2, u2)
+				for _, c := range [][2][]float32{{x2, x0}, {h2, h1}, {g2, g1}, {u2, u1}} {
+					if j := sameBits(c[0], c[1]); j >= 0 {
+						t.Fatalf("%s %v n=%d threads=%d: NormLinears differs at %d: %v vs %v", tierName, types, n, th, j, c[0][j], c[1][j])
+					}
+				}
 				// GatedFFN against the separate passes.
 				x1, h1 = slices.Clone(x0), slices.Clone(res)
-				model.AddRows(x1, h1, n)
-				model.RMSNormRows(h1, x1, norm, 1e-6)
-				model.Linears(h1, n, []*tensor.Matrix{wg, wu}, g1, u1)
-				model.ApplyRows(g1, u1, n, kernels.SiLUMul)
-				model.Linear(h1, wd, g1, n)
-				model.AddRows(x1, h1, n)
+				gatedFFNPasses(x1, h1, g1, u1, n, norm, wg, wu, wd)
 				x2, h2 = slices.Clone(x0), slices.Clone(res)
 				model.GatedFFN(x2, h2, g2, u2, n, norm, 1e-6, wg, wu, wd, kernels.SiLUMul)
 				if j := sameBits(x2, x1); j >= 0 {
@@ -70,6 +76,18 @@ func TestFusedRows(t *testing.T) {
 			kernels.Release(w)
 		}
 	}
+}
+
+// gatedFFNPasses is GatedFFN as the separate passes it fuses (with
+// SiLU): x += h, h = RMSNorm(x), gate and up, the activation, down,
+// x += h.
+func gatedFFNPasses(x, h, gate, up []float32, n int, norm []float32, wg, wu, wd *tensor.Matrix) {
+	model.AddRows(x, h, n)
+	model.RMSNormRows(h, x, norm, 1e-6)
+	model.Linears(h, n, []*tensor.Matrix{wg, wu}, gate, up)
+	model.ApplyRows(gate, up, n, kernels.SiLUMul)
+	model.Linear(h, wd, gate, n)
+	model.AddRows(x, h, n)
 }
 
 // sameBits returns the first index where a and b differ in bits, or -1.

@@ -88,30 +88,17 @@ func Embed(x []float32, table *tensor.Matrix, tokens []int) {
 // serial pass per layer left the other threads idle.
 func RMSNormRows(out, x, w []float32, eps float32) {
 	d := len(w)
-	n := len(x) / d
-	if !rowsParallel(n, d) {
-		rmsNormRange(out, x, w, eps, 0, n)
-		return
-	}
-	kernels.ParallelFor(n, d, 1, func(lo, hi int) { rmsNormRange(out, x, w, eps, lo, hi) })
-}
-
-// rmsNormRange is RMSNormRows on rows [lo, hi).
-func rmsNormRange(out, x, w []float32, eps float32, lo, hi int) {
-	d := len(w)
-	for i := lo; i < hi; i++ {
-		kernels.RMSNorm(out[i*d:(i+1)*d], x[i*d:(i+1)*d], w, eps)
-	}
+	EachRow(len(x)/d, d, func(i int) { kernels.RMSNorm(out[i*d:(i+1)*d], x[i*d:(i+1)*d], w, eps) })
 }
 
 // AddRows sets x[i] += y[i] over n rows (of len(x)/n), as kernels.Add,
-// split between threads as RMSNormRows.
+// split between threads as EachRow.
 func AddRows(x, y []float32, n int) {
 	ApplyRows(x, y, n, kernels.Add)
 }
 
 // ApplyRows calls f on matching rows of x and y (n rows each), split
-// between threads as RMSNormRows; f works element by element, so the
+// between threads as EachRow; f works element by element, so the
 // split changes no result.
 func ApplyRows(x, y []float32, n int, f func(x, y []float32)) {
 	if n <= 0 || !rowsParallel(n, len(x)/n) {
@@ -124,9 +111,10 @@ func ApplyRows(x, y []float32, n int, f func(x, y []float32)) {
 	})
 }
 
-// EachRow calls f(t) for every row t < n (of d elements each), split
-// between threads as RMSNormRows: per-row steps such as RoPE, which a
-// serial loop ran while the other threads waited.
+// EachRow calls f(t) for every row t < n (of d elements each), the rows
+// split between threads when there are enough of them (prefill): per-row
+// steps such as RMSNorm and RoPE, which a serial loop ran while the other
+// threads waited.
 func EachRow(n, d int, f func(t int)) {
 	if !rowsParallel(n, d) {
 		for t := 0; t < n; t++ {

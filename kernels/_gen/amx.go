@@ -196,6 +196,16 @@ type amx32 struct {
 // (and amxSumsStart's prefetch) pp512 of Q4_K_M ran 7% faster, Q4_0 3%.
 const amxMaxRows = 256
 
+// amxMaxRowsFunc emits amxMaxRowsAsm, which returns amxMaxRows to the Go
+// wrapper that splits larger tiles, so the limit is stated once.
+func amxMaxRowsFunc(a *asm) {
+	a.raw("// func amxMaxRowsAsm() int")
+	a.raw("TEXT ·amxMaxRowsAsm(SB), NOSPLIT, $0-8")
+	a.op("MOVQ $%d, ret+0(FP)", amxMaxRows)
+	a.op("RET")
+	a.raw("")
+}
+
 // amx32Kernel emits k. The float sums accumulate in the scratch from fs
 // (zeroed first; amxMaxRows). Registers: DI the float sums (the group's
 // first row), R8 the output row stride in bytes, R15 the float sums' row

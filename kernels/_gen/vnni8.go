@@ -65,6 +65,7 @@ func vnni8File() *asm {
 	q80AMX(k)
 	amx6Consts(k)
 	q6kAMX(k)
+	amxMaxRowsFunc(k)
 	return k
 }
 
