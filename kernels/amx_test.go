@@ -185,3 +185,41 @@ func TestPackedAMXExtremes(t *testing.T) {
 		t.Skip("no wide (AMX) kernel on this CPU")
 	}
 }
+
+// BenchmarkPackedAMXBlock: the AMX kernels alone, with their weights in
+// cache (one pair of groups, 16 weight rows, or eight pairs) and 256
+// activation rows (one call's most), in nanoseconds per 16x16x32 block
+// of multiply-adds (8192) and one thread. Where BenchmarkPrefill sees
+// the kernels through MatMul (quantization, threads, weights from
+// memory), this shows the kernel's own steps, and so what a change to
+// its code is worth.
+func BenchmarkPackedAMXBlock(b *testing.B) {
+	rng := newRNG(63)
+	const cols, n = 2048, 256
+	ran := false
+	for _, typ := range []tensor.Type{tensor.Q4_K, tensor.Q6_K, tensor.Q4_0, tensor.Q8_0} {
+		if kernels.PackedWide("avx512", typ) == 0 {
+			continue
+		}
+		ran = true
+		for _, rows := range []int{16, 128} {
+			b.Run(fmt.Sprintf("%s/rows=%d", typ, rows), func(b *testing.B) {
+				defer kernels.UseTier("avx512")()
+				w := randomMatrix(rng, typ, rows, cols)
+				kernels.Prepare(w)
+				defer kernels.Release(w)
+				q := new(kernels.QuantizedActs)
+				q.Quantize(typ, randomVec(rng, n*cols), n)
+				out := make([]float32, n*rows)
+				for b.Loop() {
+					kernels.PackedTile(w, out, rows, rows/8, q, 0, n)
+				}
+				blocks := float64(rows*cols*n) / 8192
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/blocks, "ns/block")
+			})
+		}
+	}
+	if !ran {
+		b.Skip("no wide (AMX) kernel on this CPU: it needs AMX-INT8 and the OS's grant of the tile state (siskin probe)")
+	}
+}
