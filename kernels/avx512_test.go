@@ -56,9 +56,16 @@ func TestAVX512SameBitsAsAVX2(t *testing.T) {
 						}
 						return out
 					}
-					want, got := run("avx2"), run("avx512")
-					if j := sameBits(got, want); j >= 0 {
-						t.Fatalf("avx512 %v, avx2 %v at %d", got[j], want[j], j)
+					want := run("avx2")
+					// Both prefetch variants of the one-row kernels
+					// (PREFETCHNTA runs on AMD CPUs, T0 on the others).
+					for _, nta := range []bool{false, true} {
+						old := kernels.SetNTAVec1(nta)
+						got := run("avx512")
+						kernels.SetNTAVec1(old)
+						if j := sameBits(got, want); j >= 0 {
+							t.Fatalf("avx512 (NTA prefetch %v) %v, avx2 %v at %d", nta, got[j], want[j], j)
+						}
 					}
 				})
 			}

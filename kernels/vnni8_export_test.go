@@ -16,3 +16,11 @@ func SetQuadVec8(on bool) bool {
 	quadVec8 = on
 	return old
 }
+
+// SetNTAVec1 turns the AVX-512 one-row kernels that prefetch with
+// PREFETCHNTA on or off and returns the previous setting.
+func SetNTAVec1(on bool) bool {
+	old := ntaVec1
+	ntaVec1 = on
+	return old
+}
