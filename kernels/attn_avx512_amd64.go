@@ -102,6 +102,46 @@ func axpyF16Heads2AVX512(y []float32, ystride int, p []float32, pstride, n int, 
 //go:noescape
 func axpyF16Heads4AVX512(y []float32, ystride int, p []float32, pstride, n int, v []uint16, vstride, chunks int, heads, hy, hp, hv int)
 
+// The heads kernels' variants that prefetch the cached rows with
+// PREFETCHNTA, which decode runs where ntaStream is set (AMD CPUs;
+// kernels/_gen/attn512.go, attnType.nta).
+
+//go:noescape
+func dotF16Heads1AVX512NTA(out []float32, ostride int, q []float32, qstride int, k []uint16, kstride, n, steps int, scale float32, heads, hout, hq, hk int)
+
+//go:noescape
+func dotF16Heads2AVX512NTA(out []float32, ostride int, q []float32, qstride int, k []uint16, kstride, n, steps int, scale float32, heads, hout, hq, hk int)
+
+//go:noescape
+func dotF16Heads4AVX512NTA(out []float32, ostride int, q []float32, qstride int, k []uint16, kstride, n, steps int, scale float32, heads, hout, hq, hk int)
+
+//go:noescape
+func axpyF16Heads1AVX512NTA(y []float32, ystride int, p []float32, pstride, n int, v []uint16, vstride, chunks int, heads, hy, hp, hv int)
+
+//go:noescape
+func axpyF16Heads2AVX512NTA(y []float32, ystride int, p []float32, pstride, n int, v []uint16, vstride, chunks int, heads, hy, hp, hv int)
+
+//go:noescape
+func axpyF16Heads4AVX512NTA(y []float32, ystride int, p []float32, pstride, n int, v []uint16, vstride, chunks int, heads, hy, hp, hv int)
+
+//go:noescape
+func dotQ8Heads1AVX512NTA(out []float32, ostride int, q []byte, qstride int, k []byte, kstride, n, steps int, scale float32, heads, hout, hq, hk int)
+
+//go:noescape
+func dotQ8Heads2AVX512NTA(out []float32, ostride int, q []byte, qstride int, k []byte, kstride, n, steps int, scale float32, heads, hout, hq, hk int)
+
+//go:noescape
+func dotQ8Heads4AVX512NTA(out []float32, ostride int, q []byte, qstride int, k []byte, kstride, n, steps int, scale float32, heads, hout, hq, hk int)
+
+//go:noescape
+func axpyQ8Heads1AVX512NTA(y []float32, ystride int, p []float32, pstride, n int, v []byte, vstride, chunks int, heads, hy, hp, hv int)
+
+//go:noescape
+func axpyQ8Heads2AVX512NTA(y []float32, ystride int, p []float32, pstride, n int, v []byte, vstride, chunks int, heads, hy, hp, hv int)
+
+//go:noescape
+func axpyQ8Heads4AVX512NTA(y []float32, ystride int, p []float32, pstride, n int, v []byte, vstride, chunks int, heads, hy, hp, hv int)
+
 // dotRowsHeadsF16AVX512 is dotRowsMultiF16AVX512 for every head at once
 // (m = 1, 2 or 4, width a positive multiple of 16; the caller checked the
 // shapes). Offsets are in elements.
@@ -112,11 +152,23 @@ func dotRowsHeadsF16AVX512(out []float32, ostride, hout int, q []float32, qstrid
 	steps := width / 16
 	switch m {
 	case 4:
-		dotF16Heads4AVX512(out, ostride, q, qstride, k, 2*kstride, n, steps, scale, heads, 4*hout, 4*hq, 2*hk)
+		if ntaStream {
+			dotF16Heads4AVX512NTA(out, ostride, q, qstride, k, 2*kstride, n, steps, scale, heads, 4*hout, 4*hq, 2*hk)
+		} else {
+			dotF16Heads4AVX512(out, ostride, q, qstride, k, 2*kstride, n, steps, scale, heads, 4*hout, 4*hq, 2*hk)
+		}
 	case 2:
-		dotF16Heads2AVX512(out, ostride, q, qstride, k, 2*kstride, n, steps, scale, heads, 4*hout, 4*hq, 2*hk)
+		if ntaStream {
+			dotF16Heads2AVX512NTA(out, ostride, q, qstride, k, 2*kstride, n, steps, scale, heads, 4*hout, 4*hq, 2*hk)
+		} else {
+			dotF16Heads2AVX512(out, ostride, q, qstride, k, 2*kstride, n, steps, scale, heads, 4*hout, 4*hq, 2*hk)
+		}
 	case 1:
-		dotF16Heads1AVX512(out, ostride, q, qstride, k, 2*kstride, n, steps, scale, heads, 4*hout, 4*hq, 2*hk)
+		if ntaStream {
+			dotF16Heads1AVX512NTA(out, ostride, q, qstride, k, 2*kstride, n, steps, scale, heads, 4*hout, 4*hq, 2*hk)
+		} else {
+			dotF16Heads1AVX512(out, ostride, q, qstride, k, 2*kstride, n, steps, scale, heads, 4*hout, 4*hq, 2*hk)
+		}
 	default:
 		return false
 	}
@@ -146,11 +198,23 @@ func axpyRowsHeadsF16AVX512(y []float32, ystride, hy, m, width int, p []float32,
 	chunks := width / 16
 	switch m {
 	case 4:
-		axpyF16Heads4AVX512(y, ystride, p, pstride, n, v, 2*vstride, chunks, heads, 4*hy, 4*hp, 2*hv)
+		if ntaStream {
+			axpyF16Heads4AVX512NTA(y, ystride, p, pstride, n, v, 2*vstride, chunks, heads, 4*hy, 4*hp, 2*hv)
+		} else {
+			axpyF16Heads4AVX512(y, ystride, p, pstride, n, v, 2*vstride, chunks, heads, 4*hy, 4*hp, 2*hv)
+		}
 	case 2:
-		axpyF16Heads2AVX512(y, ystride, p, pstride, n, v, 2*vstride, chunks, heads, 4*hy, 4*hp, 2*hv)
+		if ntaStream {
+			axpyF16Heads2AVX512NTA(y, ystride, p, pstride, n, v, 2*vstride, chunks, heads, 4*hy, 4*hp, 2*hv)
+		} else {
+			axpyF16Heads2AVX512(y, ystride, p, pstride, n, v, 2*vstride, chunks, heads, 4*hy, 4*hp, 2*hv)
+		}
 	case 1:
-		axpyF16Heads1AVX512(y, ystride, p, pstride, n, v, 2*vstride, chunks, heads, 4*hy, 4*hp, 2*hv)
+		if ntaStream {
+			axpyF16Heads1AVX512NTA(y, ystride, p, pstride, n, v, 2*vstride, chunks, heads, 4*hy, 4*hp, 2*hv)
+		} else {
+			axpyF16Heads1AVX512(y, ystride, p, pstride, n, v, 2*vstride, chunks, heads, 4*hy, 4*hp, 2*hv)
+		}
 	default:
 		return false
 	}
@@ -164,11 +228,23 @@ func dotRowsHeadsQ8AVX512(out []float32, ostride, hout int, qq []byte, qstride, 
 	steps, hkb := width/32, hk/32*q8_0Bytes
 	switch m {
 	case 4:
-		dotQ8Heads4AVX512(out, ostride, qq, qstride, k, kstride, n, steps, scale, heads, 4*hout, hq, hkb)
+		if ntaStream {
+			dotQ8Heads4AVX512NTA(out, ostride, qq, qstride, k, kstride, n, steps, scale, heads, 4*hout, hq, hkb)
+		} else {
+			dotQ8Heads4AVX512(out, ostride, qq, qstride, k, kstride, n, steps, scale, heads, 4*hout, hq, hkb)
+		}
 	case 2:
-		dotQ8Heads2AVX512(out, ostride, qq, qstride, k, kstride, n, steps, scale, heads, 4*hout, hq, hkb)
+		if ntaStream {
+			dotQ8Heads2AVX512NTA(out, ostride, qq, qstride, k, kstride, n, steps, scale, heads, 4*hout, hq, hkb)
+		} else {
+			dotQ8Heads2AVX512(out, ostride, qq, qstride, k, kstride, n, steps, scale, heads, 4*hout, hq, hkb)
+		}
 	case 1:
-		dotQ8Heads1AVX512(out, ostride, qq, qstride, k, kstride, n, steps, scale, heads, 4*hout, hq, hkb)
+		if ntaStream {
+			dotQ8Heads1AVX512NTA(out, ostride, qq, qstride, k, kstride, n, steps, scale, heads, 4*hout, hq, hkb)
+		} else {
+			dotQ8Heads1AVX512(out, ostride, qq, qstride, k, kstride, n, steps, scale, heads, 4*hout, hq, hkb)
+		}
 	default:
 		return false
 	}
@@ -181,11 +257,23 @@ func axpyRowsHeadsQ8AVX512(y []float32, ystride, hy, m, width int, p []float32, 
 	chunks, hvb := width/32, hv/32*q8_0Bytes
 	switch m {
 	case 4:
-		axpyQ8Heads4AVX512(y, ystride, p, pstride, n, v, vstride, chunks, heads, 4*hy, 4*hp, hvb)
+		if ntaStream {
+			axpyQ8Heads4AVX512NTA(y, ystride, p, pstride, n, v, vstride, chunks, heads, 4*hy, 4*hp, hvb)
+		} else {
+			axpyQ8Heads4AVX512(y, ystride, p, pstride, n, v, vstride, chunks, heads, 4*hy, 4*hp, hvb)
+		}
 	case 2:
-		axpyQ8Heads2AVX512(y, ystride, p, pstride, n, v, vstride, chunks, heads, 4*hy, 4*hp, hvb)
+		if ntaStream {
+			axpyQ8Heads2AVX512NTA(y, ystride, p, pstride, n, v, vstride, chunks, heads, 4*hy, 4*hp, hvb)
+		} else {
+			axpyQ8Heads2AVX512(y, ystride, p, pstride, n, v, vstride, chunks, heads, 4*hy, 4*hp, hvb)
+		}
 	case 1:
-		axpyQ8Heads1AVX512(y, ystride, p, pstride, n, v, vstride, chunks, heads, 4*hy, 4*hp, hvb)
+		if ntaStream {
+			axpyQ8Heads1AVX512NTA(y, ystride, p, pstride, n, v, vstride, chunks, heads, 4*hy, 4*hp, hvb)
+		} else {
+			axpyQ8Heads1AVX512(y, ystride, p, pstride, n, v, vstride, chunks, heads, 4*hy, 4*hp, hvb)
+		}
 	default:
 		return false
 	}

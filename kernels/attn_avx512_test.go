@@ -191,3 +191,62 @@ func TestExpMaxAVX512MatchesAVX2(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkAttentionHeadsStream is decode attention over a deep cache as
+// Qwen3-1.7B reads it (8 KV heads of 128, two query heads each, 2048
+// positions), cycling through 28 layers' keys and values so they come
+// from memory, not cache (f16: 224 MiB), with each prefetch variant of
+// the heads kernels (NTA: what ntaStream picks on AMD CPUs). Run with
+// -count and compare the two variants of the same cache type.
+func BenchmarkAttentionHeadsStream(b *testing.B) {
+	if !supported[tierAVX512] || !HeadsF16() {
+		b.Skip("this CPU or build has no AVX-512: no heads kernels to compare")
+	}
+	defer setTier(setTier(tierAVX512))
+	const hd, heads, m, n, layers = 128, 8, 2, 2048, 28
+	const kvd, scale = hd * heads, 0.0884
+	r := rand.New(rand.NewPCG(7, 8))
+	q := normals(r, heads*m*hd)
+	var x Q8Query
+	x.Prepare(q)
+	sc := normals(r, heads*m*n)
+	y := make([]float32, heads*m*hd)
+	rb := Q8RowBytes(kvd)
+	k16, v16 := make([][]uint16, layers), make([][]uint16, layers)
+	k8, v8 := make([][]byte, layers), make([][]byte, layers)
+	row := normals(r, kvd)
+	for l := range layers {
+		k16[l], v16[l] = make([]uint16, n*kvd), make([]uint16, n*kvd)
+		k8[l], v8[l] = make([]byte, n*rb), make([]byte, n*rb)
+		for i := range n {
+			F32ToF16(k16[l][i*kvd:(i+1)*kvd], row)
+			F32ToF16(v16[l][i*kvd:(i+1)*kvd], row)
+			QuantizeRowQ8(k8[l][i*rb:(i+1)*rb], row)
+			QuantizeRowQ8(v8[l][i*rb:(i+1)*rb], row)
+		}
+	}
+	defer func(v bool) { ntaStream = v }(ntaStream)
+	for _, nta := range []bool{false, true} {
+		name := map[bool]string{false: "t0", true: "nta"}[nta]
+		b.Run("f16/"+name, func(b *testing.B) {
+			ntaStream = nta
+			b.SetBytes(int64(2 * n * kvd * 2))
+			l := 0
+			for b.Loop() {
+				DotRowsHeadsF16(sc, n, m*n, q, hd, m*hd, m, hd, k16[l], kvd, hd, n, heads, scale)
+				AxpyRowsHeadsF16(y, hd, m*hd, m, hd, sc, n, m*n, n, v16[l], kvd, hd, heads)
+				l = (l + 1) % layers
+			}
+		})
+		b.Run("q8_0/"+name, func(b *testing.B) {
+			ntaStream = nta
+			b.SetBytes(int64(2 * n * rb))
+			l := 0
+			for b.Loop() {
+				DotRowsHeadsQ8Query(sc, n, m*n, q, &x, 0, hd, m*hd, m, hd, k8[l], rb, hd, n, heads, scale)
+				AxpyRowsHeadsQ8(y, hd, m*hd, m, hd, sc, n, m*n, n, v8[l], rb, hd, heads)
+				l = (l + 1) % layers
+			}
+		})
+	}
+}

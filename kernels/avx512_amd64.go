@@ -165,17 +165,18 @@ func pairedPacked(base *packedKernel, gb, xb int, f1 packVecAsm, f4 packVec4Asm)
 	return &k
 }
 
-// The one-row Q4_K, Q6_K and Q4_0 products (decode) run the kernels
-// that prefetch their weights with PREFETCHNTA rather than PREFETCHT0
-// (the same instructions otherwise, so the same bits) on AMD CPUs, where
-// they measured 1.08-1.16x the decode speed (Zen 5; the generator's
-// streamInsn), not on Intel's, where NTA read weights slower.
-func init() { ntaVec1 = cpuid.CPU.VendorID == cpuid.AMD }
+// Decode's one-row Q4_K, Q6_K and Q4_0 products and attention's heads
+// kernels run the variants that prefetch with PREFETCHNTA rather than
+// T0 or T1 (the same instructions otherwise, so the same bits) on AMD
+// CPUs, where the products measured 1.08-1.16x the decode speed (Zen 5;
+// the generator's streamInsn and attnType.nta), not on Intel's, where
+// NTA read weights slower.
+func init() { ntaStream = cpuid.CPU.VendorID == cpuid.AMD }
 
-// streamVec1 is the one-row kernel t0, or nta where ntaVec1 is set.
+// streamVec1 is the one-row kernel t0, or nta where ntaStream is set.
 func streamVec1(t0, nta packVecAsm) packVecAsm {
 	return func(out []float32, w []byte, groups, blocks int, x []byte) {
-		if ntaVec1 {
+		if ntaStream {
 			nta(out, w, groups, blocks, x)
 			return
 		}

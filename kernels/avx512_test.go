@@ -60,9 +60,9 @@ func TestAVX512SameBitsAsAVX2(t *testing.T) {
 					// Both prefetch variants of the one-row kernels
 					// (PREFETCHNTA runs on AMD CPUs, T0 on the others).
 					for _, nta := range []bool{false, true} {
-						old := kernels.SetNTAVec1(nta)
+						old := kernels.SetNTAStream(nta)
 						got := run("avx512")
-						kernels.SetNTAVec1(old)
+						kernels.SetNTAStream(old)
 						if j := sameBits(got, want); j >= 0 {
 							t.Fatalf("avx512 (NTA prefetch %v) %v, avx2 %v at %d", nta, got[j], want[j], j)
 						}

@@ -253,10 +253,11 @@ var padRows = 0
 // it both ways).
 var quadVec8 = true
 
-// ntaVec1 makes the AVX-512 one-row Q4_K, Q6_K and Q4_0 products run
-// their kernels that prefetch with PREFETCHNTA (avx512_amd64.go decides
-// per CPU; tests set it both ways).
-var ntaVec1 = false
+// ntaStream makes decode's AVX-512 kernels that stream what they read
+// once (the one-row Q4_K, Q6_K and Q4_0 products, attention's heads
+// kernels) run their variants that prefetch with PREFETCHNTA
+// (avx512_amd64.go decides per CPU; tests set it both ways).
+var ntaStream = false
 
 var (
 	padActs   = sync.Pool{New: func() any { return new([]byte) }}

@@ -207,6 +207,8 @@ func BenchmarkAttentionRowsMultiF16(b *testing.B) {
 // 8-128 (those not a multiple of 16 take the per-head path), 0-40 rows,
 // padded rows and outputs added to, not set.
 func TestRowsHeadsF16(t *testing.T) {
+	ntaDefault := ntaStream
+	defer func() { ntaStream = ntaDefault }()
 	if !supported[tierAVX512] {
 		t.Log("this CPU or build has no AVX-512: the heads kernels are not tested here, only the per-head path")
 	}
@@ -225,29 +227,33 @@ func TestRowsHeadsF16(t *testing.T) {
 		py := normals(r, heads*hout)
 		hy := m * width
 		y0 := normals(r, heads*hy)
-		for _, tr := range allTiers() {
-			if !supported[tr] {
-				continue
-			}
-			prev := setTier(tr)
-			got, want := make([]float32, heads*hout), make([]float32, heads*hout)
-			DotRowsHeadsF16(got, ostride, hout, q, qstride, hq, m, width, k, kstride, width, n, heads, 0.125)
-			gy, wy := slices.Clone(y0), slices.Clone(y0)
-			AxpyRowsHeadsF16(gy, width, hy, m, width, py, ostride, hout, n, k, kstride, width, heads)
-			for g := range heads {
-				kg := k[min(len(k), g*width):]
-				DotRowsMultiNextF16(want[g*hout:], ostride, q[g*hq:], qstride, m, width, kg, kstride, n, 0.125, nil)
-				AxpyRowsMultiNextF16(wy[g*hy:], width, m, width, py[g*hout:], ostride, n, kg, kstride, nil)
-			}
-			setTier(prev)
-			for i := range got {
-				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-					t.Fatalf("%s trial %d (heads %d m %d width %d n %d): score %d = %v, per head %v", tr, trial, heads, m, width, n, i, got[i], want[i])
+		// Both prefetch variants of the heads kernels (NTA: AMD CPUs).
+		for _, nta := range []bool{false, true} {
+			ntaStream = nta
+			for _, tr := range allTiers() {
+				if !supported[tr] {
+					continue
 				}
-			}
-			for i := range gy {
-				if math.Float32bits(gy[i]) != math.Float32bits(wy[i]) {
-					t.Fatalf("%s trial %d (heads %d m %d width %d n %d): output %d = %v, per head %v", tr, trial, heads, m, width, n, i, gy[i], wy[i])
+				prev := setTier(tr)
+				got, want := make([]float32, heads*hout), make([]float32, heads*hout)
+				DotRowsHeadsF16(got, ostride, hout, q, qstride, hq, m, width, k, kstride, width, n, heads, 0.125)
+				gy, wy := slices.Clone(y0), slices.Clone(y0)
+				AxpyRowsHeadsF16(gy, width, hy, m, width, py, ostride, hout, n, k, kstride, width, heads)
+				for g := range heads {
+					kg := k[min(len(k), g*width):]
+					DotRowsMultiNextF16(want[g*hout:], ostride, q[g*hq:], qstride, m, width, kg, kstride, n, 0.125, nil)
+					AxpyRowsMultiNextF16(wy[g*hy:], width, m, width, py[g*hout:], ostride, n, kg, kstride, nil)
+				}
+				setTier(prev)
+				for i := range got {
+					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+						t.Fatalf("%s (NTA %v) trial %d (heads %d m %d width %d n %d): score %d = %v, per head %v", tr, nta, trial, heads, m, width, n, i, got[i], want[i])
+					}
+				}
+				for i := range gy {
+					if math.Float32bits(gy[i]) != math.Float32bits(wy[i]) {
+						t.Fatalf("%s (NTA %v) trial %d (heads %d m %d width %d n %d): output %d = %v, per head %v", tr, nta, trial, heads, m, width, n, i, gy[i], wy[i])
+					}
 				}
 			}
 		}

@@ -347,6 +347,8 @@ func BenchmarkQuantizeRowQ8(b *testing.B) {
 // tiers' other sizes take the per-head path), head dims 32-128, 0-40 rows
 // (every row-group tail), padded rows and outputs added to, not set.
 func TestRowsHeadsQ8(t *testing.T) {
+	ntaDefault := ntaStream
+	defer func() { ntaStream = ntaDefault }()
 	if !supported[tierAVX512] {
 		t.Log("this CPU or build has no AVX-512: the heads kernels are not tested here, only the per-head path")
 	}
@@ -370,32 +372,36 @@ func TestRowsHeadsQ8(t *testing.T) {
 		py := normals(r, heads*hout)
 		ystride, hy := width, m*width
 		y0 := normals(r, heads*hy)
-		for _, tr := range allTiers() {
-			if !supported[tr] {
-				continue
-			}
-			prev := setTier(tr)
-			var x Q8Query
-			x.Prepare(all)
-			got, want := make([]float32, heads*hout), make([]float32, heads*hout)
-			DotRowsHeadsQ8Query(got, ostride, hout, all, &x, 0, qstride, hq, m, width, k, kstride, width, n, heads, 0.125)
-			for g := range heads {
-				DotRowsMultiNextQ8Query(want[g*hout:], ostride, all, &x, g*hq, qstride, m, width, k[min(len(k), q8Bytes(g*width)):], kstride, n, 0.125, nil)
-			}
-			gy, wy := slices.Clone(y0), slices.Clone(y0)
-			AxpyRowsHeadsQ8(gy, ystride, hy, m, width, py, ostride, hout, n, k, kstride, width, heads)
-			for g := range heads {
-				AxpyRowsMultiNextQ8(wy[g*hy:], ystride, m, width, py[g*hout:], ostride, n, k[min(len(k), q8Bytes(g*width)):], kstride, nil)
-			}
-			setTier(prev)
-			for i := range got {
-				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-					t.Fatalf("%s trial %d (heads %d m %d width %d n %d): score %d = %v, per head %v", tr, trial, heads, m, width, n, i, got[i], want[i])
+		// Both prefetch variants of the heads kernels (NTA: AMD CPUs).
+		for _, nta := range []bool{false, true} {
+			ntaStream = nta
+			for _, tr := range allTiers() {
+				if !supported[tr] {
+					continue
 				}
-			}
-			for i := range gy {
-				if math.Float32bits(gy[i]) != math.Float32bits(wy[i]) {
-					t.Fatalf("%s trial %d (heads %d m %d width %d n %d): output %d = %v, per head %v", tr, trial, heads, m, width, n, i, gy[i], wy[i])
+				prev := setTier(tr)
+				var x Q8Query
+				x.Prepare(all)
+				got, want := make([]float32, heads*hout), make([]float32, heads*hout)
+				DotRowsHeadsQ8Query(got, ostride, hout, all, &x, 0, qstride, hq, m, width, k, kstride, width, n, heads, 0.125)
+				for g := range heads {
+					DotRowsMultiNextQ8Query(want[g*hout:], ostride, all, &x, g*hq, qstride, m, width, k[min(len(k), q8Bytes(g*width)):], kstride, n, 0.125, nil)
+				}
+				gy, wy := slices.Clone(y0), slices.Clone(y0)
+				AxpyRowsHeadsQ8(gy, ystride, hy, m, width, py, ostride, hout, n, k, kstride, width, heads)
+				for g := range heads {
+					AxpyRowsMultiNextQ8(wy[g*hy:], ystride, m, width, py[g*hout:], ostride, n, k[min(len(k), q8Bytes(g*width)):], kstride, nil)
+				}
+				setTier(prev)
+				for i := range got {
+					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+						t.Fatalf("%s (NTA %v) trial %d (heads %d m %d width %d n %d): score %d = %v, per head %v", tr, nta, trial, heads, m, width, n, i, got[i], want[i])
+					}
+				}
+				for i := range gy {
+					if math.Float32bits(gy[i]) != math.Float32bits(wy[i]) {
+						t.Fatalf("%s (NTA %v) trial %d (heads %d m %d width %d n %d): output %d = %v, per head %v", tr, nta, trial, heads, m, width, n, i, gy[i], wy[i])
+					}
 				}
 			}
 		}

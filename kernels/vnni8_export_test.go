@@ -17,10 +17,10 @@ func SetQuadVec8(on bool) bool {
 	return old
 }
 
-// SetNTAVec1 turns the AVX-512 one-row kernels that prefetch with
+// SetNTAStream turns the AVX-512 decode kernels that prefetch with
 // PREFETCHNTA on or off and returns the previous setting.
-func SetNTAVec1(on bool) bool {
-	old := ntaVec1
-	ntaVec1 = on
+func SetNTAStream(on bool) bool {
+	old := ntaStream
+	ntaStream = on
 	return old
 }

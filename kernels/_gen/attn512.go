@@ -29,13 +29,29 @@ type attnType struct {
 	// fetching them into L2 instead of L1; over q8_0, whose rows cost
 	// more arithmetic a byte, 1.0-1.1x, so it keeps L1.
 	prefetch string
+	// tag ends the names of the decode (heads) kernels' variant that
+	// prefetches with streamInsn ("NTA"), "" for the others.
+	tag string
 }
 
 var (
-	attnF32 = attnType{"F32", 16, 64, "PREFETCHT1"} // the speech models' caches
-	attnF16 = attnType{"F16", 16, 32, "PREFETCHT1"}
-	attnQ8  = attnType{"Q8", 32, 34, "PREFETCHT0"} // one q8_0 block: fp16 scale, 32 int8
+	attnF32 = attnType{name: "F32", block: 16, bytes: 64, prefetch: "PREFETCHT1"} // the speech models' caches
+	attnF16 = attnType{name: "F16", block: 16, bytes: 32, prefetch: "PREFETCHT1"}
+	attnQ8  = attnType{name: "Q8", block: 32, bytes: 34, prefetch: "PREFETCHT0"} // one q8_0 block: fp16 scale, 32 int8
 )
+
+// nta is t for the decode kernels that AMD CPUs run (kernels.ntaStream):
+// a step reads each cached row once, and on the Zen 5 EPYC
+// (Qwen3-1.7B shape, Q4_K_M, `siskin bench -p 0 -n 64 -d 0,2048 -r 3`, two
+// alternated runs) prefetching the rows with PREFETCHNTA took tg64 at
+// depth 2048 from 44.5-45.4 to 47.0-48.8 tok/s over a q8_0 cache and
+// from 40.9-41.4 to 41.9-42.5 over f16. The prefill kernels keep their
+// prefetch: NTA there measured pp512 0.97-0.98x (a tile's rows are read
+// again by the next query rows).
+func (t attnType) nta() attnType {
+	t.prefetch, t.tag = streamInsn, "NTA"
+	return t
+}
 
 func attn512File() *asm {
 	a := &asm{}
@@ -55,7 +71,7 @@ func attn512File() *asm {
 			attnAxpy512(a, t, m)
 		}
 	}
-	for _, t := range []attnType{attnF16, attnQ8} {
+	for _, t := range []attnType{attnF16, attnQ8, attnF16.nta(), attnQ8.nta()} {
 		for _, m := range []int{1, 2, 4} {
 			attnDotHeads512(a, t, m)
 			attnAxpyHeads512(a, t, m)
@@ -120,7 +136,7 @@ func attnDotShape(t attnType, m int) (tmp string, big int, qt string) {
 	if m == 4 {
 		tmp, big = "CX", 4
 	}
-	if t == attnQ8 {
+	if t.name == attnQ8.name {
 		qt = "[]byte"
 	}
 	return tmp, big, qt
@@ -164,7 +180,7 @@ func attnDotArgs(a *asm, t attnType, m int) {
 	a.op("SHLQ $2, R9")
 	a.op("MOVQ q_base+32(FP), SI")
 	a.op("MOVQ qstride+56(FP), R12")
-	if t == attnQ8 {
+	if t.name == attnQ8.name {
 		// Z18: 0x80 in every byte, the offset that makes a key unsigned.
 		a.op("MOVL $0x80808080, R14")
 		a.op("VPBROADCASTD R14, Z18")
@@ -219,11 +235,11 @@ func attnDotGroup(a *asm, t attnType, m, g int, tmp, loop string) {
 	default:
 		a.op("%s (BX)(R15*1)", t.prefetch)
 	}
-	if t == attnQ8 {
+	if t.name == attnQ8.name {
 		attnDotQ8Step(a, m, pairs, key, qrow, acc)
 		a.op("ADDQ $%d, AX", q8QueryBytes)
 	}
-	if t != attnQ8 {
+	if t.name != attnQ8.name {
 		attnDotFloatStep(a, t, m, pairs, key, qrow, acc)
 		a.op("ADDQ $%d, AX", 4*t.block)
 	}
@@ -297,7 +313,7 @@ func attnDotFloatStep(a *asm, t attnType, m, pairs int, key func(off, i int) str
 	for h := 0; h < 2; h++ {
 		for p := 0; p < pairs; p++ {
 			r := 8 + p
-			if t == attnF32 {
+			if t.name == attnF32.name {
 				a.op("VMOVUPS %s, Y%d", key(32*h, 2*p), r)
 				a.op("VINSERTF64X4 $1, %s, Z%d, Z%d", key(32*h, 2*p+1), r, r)
 				continue
@@ -447,11 +463,11 @@ func attnAxpyBlock(a *asm, t attnType, m, g int, loop, rows string) {
 	}
 	for c := 0; c < vecs; c++ {
 		r := 16 + c
-		if t == attnF16 {
+		if t.name == attnF16.name {
 			a.op("VCVTPH2PS %d(BX), Z%d", 32*c, r)
 			continue
 		}
-		if t == attnF32 {
+		if t.name == attnF32.name {
 			a.op("VMOVUPS %d(BX), Z%d", 64*c, r)
 			continue
 		}

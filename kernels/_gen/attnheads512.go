@@ -28,8 +28,8 @@ const valueRows = 16
 // keys hk bytes on in each row, a group of keys for every head before the
 // next group. Stack: the group's DI, SI and R8, heads left.
 func attnDotHeads512(a *asm, t attnType, m int) {
-	name := fmt.Sprintf("dot%sHeads%dAVX512", t.name, m)
-	l := func(s string) string { return fmt.Sprintf("adh%s%d%s", t.name, m, s) }
+	name := fmt.Sprintf("dot%sHeads%dAVX512%s", t.name, m, t.tag)
+	l := func(s string) string { return fmt.Sprintf("adh%s%d%s%s", t.name, m, t.tag, s) }
 	tmp, big, qt := attnDotShape(t, m)
 	a.raw("// func %s(out []float32, ostride int, q %s, qstride int, k []byte, kstride, n, steps int, scale float32, heads, hout, hq, hk int)", name, qt)
 	a.raw("TEXT ·%s(SB), NOSPLIT, $32-152", name)
@@ -63,8 +63,8 @@ func attnDotHeads512(a *asm, t attnType, m int) {
 // Stack: rows left, the group's DI, R8 and SI, heads left, the group's
 // rows, a head's DI and SI.
 func attnAxpyHeads512(a *asm, t attnType, m int) {
-	name := fmt.Sprintf("axpy%sHeads%dAVX512", t.name, m)
-	l := func(s string) string { return fmt.Sprintf("axh%s%d%s", t.name, m, s) }
+	name := fmt.Sprintf("axpy%sHeads%dAVX512%s", t.name, m, t.tag)
+	l := func(s string) string { return fmt.Sprintf("axh%s%d%s%s", t.name, m, t.tag, s) }
 	a.raw("// func %s(y []float32, ystride int, p []float32, pstride, n int, v []byte, vstride, chunks int, heads, hy, hp, hv int)", name)
 	a.raw("TEXT ·%s(SB), NOSPLIT, $64-144", name)
 	attnAxpyArgs(a)

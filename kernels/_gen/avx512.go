@@ -308,7 +308,7 @@ func avx512File() *asm {
 		q8z(k, four, 4)
 	}
 	// The one-row kernels again with PREFETCHNTA for their stream
-	// (ntaVec1 picks them; see streamInsn).
+	// (kernels.ntaStream picks them; see streamInsn).
 	tune = tuning{suffix: "NTA", insn: streamInsn}
 	q4k512(k, 1)
 	q6k512(k, 1)
@@ -318,7 +318,7 @@ func avx512File() *asm {
 }
 
 // streamInsn is the software prefetch of the one-row kernels' NTA
-// variants, which AMD CPUs run (kernels.ntaVec1). On the Zen 5 EPYC
+// variants, which AMD CPUs run (kernels.ntaStream). On the Zen 5 EPYC
 // (2 vCPUs) a decode step with them, `siskin bench -p 0 -n 128 -r 3`,
 // three alternated runs each against the PREFETCHT0 kernels: Q4_0
 // 46.8-50.5 -> 54.3-56.8 tok/s, Q4_K_M 49.4-50.0 -> 53.9-55.8 (93-101%
