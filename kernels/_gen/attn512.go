@@ -41,13 +41,14 @@ var (
 )
 
 // nta is t for the decode kernels that AMD CPUs run (kernels.ntaStream):
-// a step reads each cached row once, and on the Zen 5 EPYC
-// (Qwen3-1.7B shape, Q4_K_M, `siskin bench -p 0 -n 64 -d 0,2048 -r 3`, two
-// alternated runs) prefetching the rows with PREFETCHNTA took tg64 at
-// depth 2048 from 44.5-45.4 to 47.0-48.8 tok/s over a q8_0 cache and
-// from 40.9-41.4 to 41.9-42.5 over f16. The prefill kernels keep their
-// prefetch: NTA there measured pp512 0.97-0.98x (a tile's rows are read
-// again by the next query rows).
+// a step reads each cached row once. On the Zen 5 EPYC (Qwen3-1.7B
+// shape, Q4_K_M, `siskin bench -p 0 -n 64 -d 0,2048 -r 3`, two
+// alternated runs) every attention kernel prefetching with PREFETCHNTA
+// took tg64 at depth 2048 from 44.5-45.4 to 47.0-48.8 tok/s over a q8_0
+// cache and from 40.9-41.4 to 41.9-42.5 over f16, but pp512 to
+// 0.97-0.98x (a tile's rows are read again by the next query rows), so
+// only these heads kernels have the variant: BenchmarkAttentionHeadsStream
+// (six alternated runs, medians) f16 20.9 -> 22.3 GB/s, q8_0 18.4 -> 19.6.
 func (t attnType) nta() attnType {
 	t.prefetch, t.tag = streamInsn, "NTA"
 	return t
