@@ -378,6 +378,18 @@ func q4kScales8At(a *asm, base, dst string, sc, mp, step int) {
 // Stack: 0-1023 the int32 scales (sub-block (n, t, h) at
 // 512h+256n+64t), 1024-1535 the float sums of the 8 rows, then the
 // counts of blocks and of halves h left.
+//
+// A four-group version in the manner of q4k8quad (two passes of four
+// activation rows, each broadcast feeding both pairs, the next block
+// prefetched in pass 0) gave the same bits but no speed
+// (BenchmarkPackedStream8/rows=8, one thread, Zen 5, seven alternated
+// runs, medians: L2 tile 189 against this kernel's 184 GMAC/s, from
+// memory 114 against 126), so it was not kept. Q6_K loads low and high
+// bits separately, so the broadcasts it shares leave it 16 loads per 16
+// VPDPBUSD against 20 here (Q4_K's quad: 12 against 18), and a 16-value
+// sub-block costs a VPMULLD per row and type every four steps, which
+// runs on the VPDPBUSD ports (Zen 5: both 2 a cycle alone; 8 VPDPBUSD
+// and 2 VPMULLD took 5.1 cycles, with 2 VPADDD instead 4.4).
 func q6k8z(a *asm) {
 	const bc, hc, ab = 0, 8, 16
 	const sc, fs, size = 0, 1024, 1536
