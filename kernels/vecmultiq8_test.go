@@ -255,9 +255,36 @@ func TestDotRowsMultiNextQ8Query(t *testing.T) {
 	}
 }
 
+// TestSumInt8x32 checks the word-at-a-time sum against a loop, on random
+// bytes and on the extremes (every byte -128, every byte 127).
+func TestSumInt8x32(t *testing.T) {
+	r := rand.New(rand.NewPCG(27, 28))
+	b := make([]byte, 32)
+	for trial := range 1000 {
+		for i := range b {
+			switch trial {
+			case 0:
+				b[i] = 0x80
+			case 1:
+				b[i] = 0x7f
+			default:
+				b[i] = byte(r.Uint32())
+			}
+		}
+		want := int32(0)
+		for _, x := range b {
+			want += int32(int8(x))
+		}
+		if got := sumInt8x32(b); got != want {
+			t.Fatalf("% x: sum %d, want %d", b, got, want)
+		}
+	}
+}
+
 // TestQuantizeRowQ8Tiers: in every tier QuantizeRowQ8 and the query
 // layout built on it (quantQueryQ8To) write the generic twins' bytes, for
-// rows of 0-20 blocks (the assembly path takes eight at a time) of random
+// rows of 0-20 blocks (the assembly path takes eight at a time) and of
+// 1029 (split across threads, from a group of eight on), of random
 // values over many magnitudes and blocks of infinities, the largest
 // floats, subnormals, zeros and signed zeros (NaN blocks are garbage in
 // any tier and not compared).
@@ -268,7 +295,7 @@ func TestQuantizeRowQ8Tiers(t *testing.T) {
 		{float32(math.Inf(1)), 1, -2}, {float32(math.Inf(-1)), 0.5},
 		{math.MaxFloat32, -math.MaxFloat32 / 3}, {sub, 2 * sub, -sub}, {0}, {float32(math.Copysign(0, -1)), 0},
 	}
-	for _, n := range []int{0, 1, 7, 8, 9, 16, 20} {
+	for _, n := range []int{0, 1, 7, 8, 9, 16, 20, 1029} {
 		src := make([]float32, 32*n)
 		for i := range src {
 			src[i] = float32(r.NormFloat64() * math.Pow(10, float64(i/32%9-4)))
@@ -427,5 +454,22 @@ func TestRowsHeadsAllocs(t *testing.T) {
 	})
 	if allocs != 0 {
 		t.Errorf("%v allocations a call pair", allocs)
+	}
+}
+
+// BenchmarkQ8QueryPrepare: Q8Query.Prepare on one decode step's queries
+// (Qwen3-1.7B: 16 heads of 128) and on a 512-token prompt's, which it
+// splits across threads (a q8_0 cache's prefill runs it once a layer).
+func BenchmarkQ8QueryPrepare(b *testing.B) {
+	r := rand.New(rand.NewPCG(29, 30))
+	for _, tokens := range []int{1, 512} {
+		q := normals(r, tokens*2048)
+		var x Q8Query
+		b.Run(fmt.Sprintf("tokens=%d", tokens), func(b *testing.B) {
+			b.SetBytes(int64(4 * len(q)))
+			for b.Loop() {
+				x.Prepare(q)
+			}
+		})
 	}
 }

@@ -174,9 +174,12 @@ func (a *Attention) attendStep(b *Batch, li, window int, q, k, v, out []float32,
 			*buf = make([]byte, 2*n)
 		}
 		st.k8, st.v8 = (*buf)[:n], (*buf)[n:2*n]
-		for r := range b.Tokens {
-			kernels.QuantizeRowQ8(st.k8[r*rb:(r+1)*rb], k[r*kvd:(r+1)*kvd])
-			kernels.QuantizeRowQ8(st.v8[r*rb:(r+1)*rb], v[r*kvd:(r+1)*kvd])
+		// A prompt's rows on every thread (each row is quantized alone,
+		// so the bytes do not depend on the split), not on the caller.
+		if t := len(b.Tokens); kernels.Parallel(t * 2 * kvd * q8Work) {
+			kernels.ParallelFor(t, 2*kvd*q8Work, 1, func(lo, hi int) { st.quantizeKV(kvd, lo, hi) })
+		} else {
+			st.quantizeKV(kvd, 0, t)
 		}
 		defer bytePool.Put(buf)
 		// The queries, quantized once per step where the tier's q8_0 dot
@@ -306,6 +309,20 @@ func (a *Attention) attend(b *Batch, li, window int, q []float32, st *stepKV, ou
 		scratchPool.Put(s)
 	})
 }
+
+// quantizeKV quantizes rows [lo, hi) of the step's keys and values (kvd
+// floats each) into st.k8 and st.v8.
+func (st *stepKV) quantizeKV(kvd, lo, hi int) {
+	rb := kernels.Q8RowBytes(kvd)
+	for r := lo; r < hi; r++ {
+		kernels.QuantizeRowQ8(st.k8[r*rb:(r+1)*rb], st.k[r*kvd:(r+1)*kvd])
+		kernels.QuantizeRowQ8(st.v8[r*rb:(r+1)*rb], st.v[r*kvd:(r+1)*kvd])
+	}
+}
+
+// q8Work is quantizing a float to q8_0 in ParallelFor's multiply-adds
+// (about 0.6 ns a float on one Zen 5 thread).
+const q8Work = 32
 
 // Tile sizes: query tokens per tile, positions per partial softmax, and
 // keys (or values) taken in one block by all of a tile's rows (with
