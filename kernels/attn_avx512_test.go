@@ -225,7 +225,7 @@ func BenchmarkAttentionHeadsStream(b *testing.B) {
 			QuantizeRowQ8(v8[l][i*rb:(i+1)*rb], row)
 		}
 	}
-	defer func(v bool) { ntaStream = v }(ntaStream)
+	defer SetNTAStream(ntaStream)
 	for _, nta := range []bool{false, true} {
 		name := map[bool]string{false: "t0", true: "nta"}[nta]
 		b.Run("f16/"+name, func(b *testing.B) {

@@ -207,8 +207,7 @@ func BenchmarkAttentionRowsMultiF16(b *testing.B) {
 // 8-128 (those not a multiple of 16 take the per-head path), 0-40 rows,
 // padded rows and outputs added to, not set.
 func TestRowsHeadsF16(t *testing.T) {
-	ntaDefault := ntaStream
-	defer func() { ntaStream = ntaDefault }()
+	defer SetNTAStream(ntaStream)
 	if !supported[tierAVX512] {
 		t.Log("this CPU or build has no AVX-512: the heads kernels are not tested here, only the per-head path")
 	}

@@ -193,11 +193,11 @@ func quantQueryQ8To(dst []byte, q []float32, qstride, m, width int) []byte {
 	dst = dst[:m*steps*q8QueryBytes]
 	for j := 0; j < m; j++ {
 		row, src := dst[j*steps*q8QueryBytes:][:steps*q8QueryBytes], q[j*qstride:][:32*steps]
-		groups := (steps + queryGroup - 1) / queryGroup
 		if !Parallel(steps * queryBlockWork) {
 			quantQueryBlocks(row, src)
 			continue
 		}
+		groups := (steps + queryGroup - 1) / queryGroup
 		ParallelFor(groups, queryGroup*queryBlockWork, 1, func(lo, hi int) {
 			s0, s1 := lo*queryGroup, min(hi*queryGroup, steps)
 			quantQueryBlocks(row[s0*q8QueryBytes:s1*q8QueryBytes], src[32*s0:32*s1])

@@ -284,7 +284,7 @@ func TestSumInt8x32(t *testing.T) {
 // TestQuantizeRowQ8Tiers: in every tier QuantizeRowQ8 and the query
 // layout built on it (quantQueryQ8To) write the generic twins' bytes, for
 // rows of 0-20 blocks (the assembly path takes eight at a time) and of
-// 1029 (split across threads, from a group of eight on), of random
+// 1029 (which four threads split at multiples of eight blocks), of random
 // values over many magnitudes and blocks of infinities, the largest
 // floats, subnormals, zeros and signed zeros (NaN blocks are garbage in
 // any tier and not compared).
@@ -295,6 +295,9 @@ func TestQuantizeRowQ8Tiers(t *testing.T) {
 		{float32(math.Inf(1)), 1, -2}, {float32(math.Inf(-1)), 0.5},
 		{math.MaxFloat32, -math.MaxFloat32 / 3}, {sub, 2 * sub, -sub}, {0}, {float32(math.Copysign(0, -1)), 0},
 	}
+	// Four threads whatever the machine, so the long row is split.
+	SetThreads(4)
+	defer SetThreads(0)
 	for _, n := range []int{0, 1, 7, 8, 9, 16, 20, 1029} {
 		src := make([]float32, 32*n)
 		for i := range src {
@@ -374,8 +377,7 @@ func BenchmarkQuantizeRowQ8(b *testing.B) {
 // tiers' other sizes take the per-head path), head dims 32-128, 0-40 rows
 // (every row-group tail), padded rows and outputs added to, not set.
 func TestRowsHeadsQ8(t *testing.T) {
-	ntaDefault := ntaStream
-	defer func() { ntaStream = ntaDefault }()
+	defer SetNTAStream(ntaStream)
 	if !supported[tierAVX512] {
 		t.Log("this CPU or build has no AVX-512: the heads kernels are not tested here, only the per-head path")
 	}
