@@ -284,7 +284,8 @@ func TestSumInt8x32(t *testing.T) {
 // TestQuantizeRowQ8Tiers: in every tier QuantizeRowQ8 and the query
 // layout built on it (quantQueryQ8To) write the generic twins' bytes, for
 // rows of 0-20 blocks (the assembly path takes eight at a time) and of
-// 1029 (which four threads split at multiples of eight blocks), of random
+// 1029 (which four threads split at multiples of eight blocks, against
+// the generic layout made in one pass), of random
 // values over many magnitudes and blocks of infinities, the largest
 // floats, subnormals, zeros and signed zeros (NaN blocks are garbage in
 // any tier and not compared).
@@ -313,7 +314,10 @@ func TestQuantizeRowQ8Tiers(t *testing.T) {
 		want := make([]byte, Q8RowBytes(len(src)))
 		quantQ8Go(want, src)
 		prev := setTier(tierGeneric)
-		wantQ := quantQueryQ8To(nil, src, len(src), 1, len(src))
+		// The generic tier's blocks in one unsplit pass: the reference
+		// the threads' split must reproduce.
+		wantQ := make([]byte, n*q8QueryBytes)
+		quantQueryBlocks(wantQ, src)
 		setTier(prev)
 		for _, tierName := range allTiers() {
 			if !supported[tierName] {
