@@ -172,6 +172,10 @@ func testAttendMatchesRows(t *testing.T, typ kv.Type) {
 		// Qwen3-1.7B's shape (groups of 2 query heads, head dim 128).
 		{16, 8, 128, 0, []int{300, 0}, []int{1, 9}},
 		{4, 2, 128, 0, []int{260}, []int{1}},
+		// Prompts over a deep cache, in tiles of 16 and 32 rows (one and
+		// two threads), one of them sliding.
+		{4, 2, 128, 0, []int{1030}, []int{130}},
+		{4, 2, 64, 300, []int{1100, 2}, []int{260, 3}},
 	} {
 		if typ == kv.Q8_0 && tc.hd%32 != 0 {
 			continue
