@@ -410,7 +410,7 @@ func span(b *Batch, window, t, c int) (s, e int) {
 // alternated pairs): one layer's attention on one thread 219 against
 // 191 ms (medians of six), on two 113 against 111 (eight; the machine's
 // noise was +-20%); `siskin bench -p 512 -d 4096` 96.3 against 102.6
-// tok/s (eight). Over a shallow cache, where the keys stay in L2, tiles
+// tok/s (eight). Over a shallow cache, where a tile sees few keys, tiles
 // of 32 measured level or a little slower.
 func (a *Attention) tiles(b *Batch, window int) []attendTile {
 	var tiles []attendTile
