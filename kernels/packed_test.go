@@ -87,7 +87,9 @@ func TestPackedKernels(t *testing.T) {
 	rng := newRNG(40)
 	for _, tierName := range kernels.Tiers() {
 		for _, typ := range kernels.PackedTypes(tierName) {
-			colsList := []int{32, 64, 96, 416}
+			// 416 and 576: 13 and 18 blocks, every pass the AVX-512 Q4_0
+			// one-row kernel makes (one, two, four, eight, eight twice).
+			colsList := []int{32, 64, 96, 416, 576}
 			switch typ.BlockSize() {
 			case 256:
 				colsList = []int{256, 512, 768, 1280}

@@ -758,10 +758,6 @@ func prefetchPair(a *asm, off int) {
 // KiB ahead: 146-150, 149-154, 174-178, 183-195 GMAC/s).
 const prefetchAhead = 4096
 
-// q40Ahead is prefetchAhead for the Q4_0 one-row kernel: 3 KiB measured
-// 1.03-1.06x of 4 KiB there (and 5 or 6 KiB less; BenchmarkPackedStream).
-const q40Ahead = 3072
-
 // tune: variants of the one-row kernels for experiments (exp.go).
 var tune tuning
 
@@ -783,15 +779,24 @@ func (t tuning) ahead(def int) int {
 	return def
 }
 
-// q40z1 is Q4_0 on 16 rows (two groups) for one activation row, two
-// blocks per loop pass (an odd first block alone): q8z's one-row kernel
-// with its per-block overhead (loop, prefetch base, the -8*sum add)
-// shared or folded. Each block's integer sum starts from its -8*sum term
-// (exact, as every integer step) and its float step is q8z's, in block
-// order, so the bits are q8z's. Registers: Z9 0x0f bytes; for block b of
-// the pass Zb/Z24+b the sums of the low/high nibbles, Z29/Z30 weights
-// (Z26/Z27 for b = 1); Z12 the float sums; Z8, Z10, Z11, Z28 the float
-// step's scratch.
+// q40z1 is Q4_0 on 16 rows (two groups) for one activation row, eight
+// blocks per loop pass (after one, two and four as the count needs),
+// two at a time: q8z's one-row kernel with its per-block overhead (loop,
+// prefetch base, the -8*sum add) shared or folded. Each block's integer
+// sum starts from its -8*sum term (exact, as every integer step) and its
+// float step is q8z's, in block order, so the bits are q8z's. Registers:
+// Z9 0x0f bytes; for block b of a two-block step Zb/Z24+b the sums of the
+// low/high nibbles, Z29/Z30 weights (Z26/Z27 for b = 1); Z12 the float
+// sums; Z8, Z10, Z11, Z28 the float step's scratch.
+//
+// Why eight: a pass of eight blocks is 1152 bytes of a group, 18 whole
+// lines, like a Q4_K block, and its prefetches go one or two between the
+// loads rather than five at the top of a two-block pass (4.5 lines, so
+// one line in nine prefetched twice). BenchmarkPackedStream (256 MiB,
+// Zen 5, two threads, alternated with the read-only sum, three runs
+// each): 0.92-1.01 of the sum's rate with two-block passes and 3 KiB
+// ahead, 1.00-1.16 with four-block passes, 1.10-1.22 with eight and 4 KiB
+// ahead (1.06-1.17 at 5 KiB); Q4_K reads 1.13-1.16 there.
 func q40z1(a *asm) {
 	const gb = 144
 	name := "q4_0PackVecAVX512" + tune.suffix
@@ -803,7 +808,7 @@ func q40z1(a *asm) {
 	a.op("MOVQ blocks+%d(FP), R10", blocksOff(1))
 	a.op("IMUL3Q $%d, R10, R10", gb)
 	a.op("VMOVDQU64 zk0f<>(SB), Z9")
-	entryPrefetch(a, tune.ahead(q40Ahead))
+	entryPrefetch(a, tune.ahead(prefetchAhead))
 	a.label(l("pair"))
 	a.op("MOVQ x_base+%d(FP), R12", xOff(1))
 	a.op("MOVQ blocks+%d(FP), DX", blocksOff(1))
@@ -812,15 +817,18 @@ func q40z1(a *asm) {
 	a.op("IMUL3Q $68, DX, AX")
 	a.op("ADDQ R12, AX")
 	a.op("VPXORD Z12, Z12, Z12")
-	a.op("TESTQ $1, DX")
-	a.op("JZ %s", l("two"))
-	q40Blocks(a, 1)
-	a.op("DECQ DX")
-	a.op("JZ %s", l("store"))
-	a.label(l("two"))
-	q40Blocks(a, 2)
-	a.op("SUBQ $2, DX")
-	a.op("JNZ %s", l("two"))
+	for _, nb := range []int{1, 2, 4} {
+		a.op("TESTQ $%d, DX", nb)
+		a.op("JZ %s", l(fmt.Sprint("skip", nb)))
+		q40Pass(a, nb)
+		a.op("SUBQ $%d, DX", nb)
+		a.op("JZ %s", l("store"))
+		a.label(l(fmt.Sprint("skip", nb)))
+	}
+	a.label(l("eight"))
+	q40Pass(a, 8)
+	a.op("SUBQ $8, DX")
+	a.op("JNZ %s", l("eight"))
 	a.label(l("store"))
 	a.op("VMOVUPS Z12, (DI)")
 	a.op("ADDQ $64, DI")
@@ -832,19 +840,34 @@ func q40z1(a *asm) {
 	a.raw("")
 }
 
-// q40Blocks: nb (1 or 2) Q4_0 blocks of q40z1, moving the pointers past
-// them.
-func q40Blocks(a *asm, nb int) {
+// q40Pass: nb (1, 2, 4 or 8) Q4_0 blocks of q40z1, two at a time, moving
+// the pointers past them. The pass's lines are prefetched from one base
+// (BX), each by the step whose blocks start at or before it.
+func q40Pass(a *asm, nb int) {
 	const gb = 144
-	pairPrefetchBase(a, gb, tune.ahead(q40Ahead), "R8")
-	for p := 0; p < nb*gb; p += 64 {
-		prefetchPair(a, tune.ahead(q40Ahead)+p)
+	pairPrefetchBase(a, gb, tune.ahead(prefetchAhead), "R8")
+	for first := 0; first < nb; first += 2 {
+		var lines []int
+		for p := (first*gb + 63) / 64 * 64; p < min(first+2, nb)*gb; p += 64 {
+			lines = append(lines, tune.ahead(prefetchAhead)+p)
+		}
+		q40Blocks(a, min(2, nb), lines)
 	}
+}
+
+// q40Blocks: nb (1 or 2) Q4_0 blocks of q40z1, moving the pointers past
+// them; it prefetches lines (offsets from BX) spread over its four load
+// steps.
+func q40Blocks(a *asm, nb int, lines []int) {
+	const gb = 144
 	for b := 0; b < nb; b++ {
 		a.op("VPBROADCASTD %d(AX), %s", 4*b, z(b))
 		a.op("VPXORD %s, %s, %s", z(24+b), z(24+b), z(24+b))
 	}
 	for k := 0; k < 4; k++ {
+		for _, off := range lines[k*len(lines)/4 : (k+1)*len(lines)/4] {
+			prefetchPair(a, off)
+		}
 		for b := 0; b < nb; b++ {
 			lo, hi := 29, 30
 			if b == 1 {
