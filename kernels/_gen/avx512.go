@@ -816,8 +816,8 @@ func (t tuning) ahead(def int) int {
 // lines, like a Q4_K block, and its prefetches go one or two between the
 // loads rather than five at the top of a two-block pass (4.5 lines, so
 // one line in nine prefetched twice). BenchmarkPackedStream (256 MiB,
-// Zen 5, two threads, alternated with the read-only sum, three runs
-// each): 0.92-1.01 of the sum's rate with two-block passes and 3 KiB
+// Zen 5, alternated with the read-only sum, three runs of one and two
+// threads each): 0.92-1.01 of the sum's rate with two-block passes and 3 KiB
 // ahead, 1.00-1.16 with four-block passes, 1.10-1.22 with eight and 4 KiB
 // ahead (1.06-1.17 at 5 KiB); Q4_K reads 1.13-1.16 there.
 func q40z1(a *asm) {
@@ -865,7 +865,7 @@ func q40z1(a *asm) {
 
 // q40Pass: nb (1, 2, 4 or 8) Q4_0 blocks of q40z1, two at a time, moving
 // the pointers past them. The pass's lines are prefetched from one base
-// (BX), each by the step whose blocks start at or before it.
+// (BX), each by the two-block step whose bytes hold the line's first.
 func q40Pass(a *asm, nb int) {
 	const gb = 144
 	pairPrefetchBase(a, gb, tune.ahead(prefetchAhead), "R8")
