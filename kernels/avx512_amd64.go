@@ -26,8 +26,7 @@ func avx512Kernels() map[tensor.Type]*matKernel {
 	m[tensor.Q4_K] = withPacked(m[tensor.Q4_K], pairedPacked(m[tensor.Q4_K].packed, 8*144, 308, streamVec1(q4kPackVecAVX512, q4kPackVecAVX512NTA), byWidth(q4kPackVec4AVX512, q4kPackVec4FarAVX512)))
 	m[tensor.Q6_K] = withPacked(m[tensor.Q6_K], pairedPacked(m[tensor.Q6_K].packed, 8*210, 308, streamVec1(q6kPackVecAVX512, q6kPackVecAVX512NTA), byWidth(q6kPackVec4AVX512, q6kPackVec4FarAVX512)))
 	m[tensor.Q4_0] = withPacked(m[tensor.Q4_0], pairedPacked(m[tensor.Q4_0].packed, 8*18, 72, streamVec1(q4_0PackVecAVX512, q4_0PackVecAVX512NTA), q4_0PackVec4AVX512))
-	m[tensor.Q8_0] = withPacked(m[tensor.Q8_0], pairedPacked(m[tensor.Q8_0].packed, 8*34, 72, nil, q8_0PackVec4AVX512))
-	m[tensor.Q8_0] = withPacked(m[tensor.Q8_0], withQ8VNNIVec1(m[tensor.Q8_0].packed))
+	m[tensor.Q8_0] = withPacked(m[tensor.Q8_0], pairedPacked(m[tensor.Q8_0].packed, 8*34, 72, q8_0PackVecAVX512, q8_0PackVec4AVX512))
 	m[tensor.F16] = withVec(m[tensor.F16], floatVec(2, f16At, rowsOf8(f16VecAVX512, f16VecAVX2)),
 		floatVecN(4, 2, f16At, rowsOf6(f16Vec4AVX512, f16Vec4AVX2)))
 	m[tensor.F16].vec8 = floatVecN(8, 2, f16At, rowsOf6(f16Vec8AVX512, twice(f16Vec4AVX2)))
@@ -131,11 +130,9 @@ func rowsOf8(f, base floatVecAsm) floatVecAsm {
 // pairedPacked wraps AVX-512 packed kernels that take groups two at a
 // time (gb bytes per group block, xb activation bytes per block): an odd
 // last group runs base's kernel, which gives the same bits. base's pack
-// is kept, and its one-row kernel where f1 is nil (Q8_0, whose one-row
-// kernel is then q8vnni_amd64.go's: BenchmarkQ8_0Vec1 measured it and
-// q8_0PackVecAVX512 within 10% of each other, 1.1-1.4x AVX2's); its
-// eight-row kernel is dropped (Q6_K: four rows of the AVX-512 kernel
-// measured 1.5x its speed).
+// is kept, and its one-row kernel where f1 is nil; its eight-row kernel
+// is dropped (Q6_K: four rows of the AVX-512 kernel measured 1.5x its
+// speed).
 func pairedPacked(base *packedKernel, gb, xb int, f1 packVecAsm, f4 packVec4Asm) *packedKernel {
 	k := *base
 	k.vec8 = nil

@@ -6,9 +6,25 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"syscall"
 	"testing"
 	"unsafe"
 )
+
+// guardedBytes returns n bytes ending where an inaccessible page begins.
+func guardedBytes(t testing.TB, n int) []byte {
+	page := syscall.Getpagesize()
+	size := (n + page - 1) / page * page
+	mem, err := syscall.Mmap(-1, 0, size+page, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mprotect(mem[size:], syscall.PROT_NONE); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Munmap(mem) })
+	return mem[size-n : size : size]
+}
 
 // TestExpMaxAVX512Guarded: an odd eight elements last are read and
 // written in the low half of a register only, so a row that ends at an

@@ -21,12 +21,12 @@ import (
 // streamKernels are the one-activation-row packed kernels that
 // BenchmarkPackedStream times, by weight type (the AVX-512 tier's, called
 // directly on pairs of groups, with T0 and NTA prefetches; for Q8_0 the
-// VNNI kernel, the one taking two groups per ZMM, and AVX2's).
+// AVX-512 and AVX2 kernels).
 var streamKernels = map[tensor.Type][]streamKernel{
 	tensor.Q4_K: {{"avx512", q4kPackVecAVX512}, {"nta", q4kPackVecAVX512NTA}},
 	tensor.Q6_K: {{"avx512", q6kPackVecAVX512}, {"nta", q6kPackVecAVX512NTA}},
 	tensor.Q4_0: {{"avx512", q4_0PackVecAVX512}, {"nta", q4_0PackVecAVX512NTA}},
-	tensor.Q8_0: {{"vnni", q8_0VecVNNI}, {"avx512pair", q8_0PackVecAVX512}, {"avx2", q8_0PackVecAVX2}},
+	tensor.Q8_0: {{"avx512", q8_0PackVecAVX512}, {"avx2", q8_0PackVecAVX2}},
 }
 
 type streamKernel struct {

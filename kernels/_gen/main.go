@@ -133,7 +133,6 @@ func main() {
 
 	write("ops_avx2_amd64.s", opsFile())
 	write("packk_avx512_amd64.s", avx512File())
-	write("pack8_avx512_amd64.s", q8512File())
 	write("packk_vnni8_amd64.s", vnni8File())
 	write("packk_avxvnni_amd64.s", avxvnniFile())
 	write("float_avx512_amd64.s", float512File())
