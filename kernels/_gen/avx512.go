@@ -471,7 +471,7 @@ func q6k512With(a *asm, A int, far bool) {
 // threads) 1.22-1.33 of the sum's rate, against 0.95-1.15 for a block a
 // pass with five prefetches at its top, 2176 bytes ahead, and 1.01-1.12
 // for the kernel the tier ran before (one group a pass against
-// activations expanded per call, AVX2's kernel, 0.74-0.90, for rows of
+// activations expanded per call, AVX2's kernel, 0.74-0.94, for rows of
 // more than 128 blocks); 3 and 5 KiB ahead: 1.22-1.31, 1.23-1.37.
 func q8z(a *asm, four bool, A int) {
 	typ, gb := "q8_0", 272
@@ -875,7 +875,7 @@ func (t tuning) ahead(def int) int {
 // one line in nine prefetched twice). BenchmarkPackedStream (256 MiB,
 // Zen 5, alternated with the read-only sum, three runs of one and two
 // threads each): 0.92-1.01 of the sum's rate with two-block passes and 3 KiB
-// ahead, 1.00-1.16 with four-block passes, 1.10-1.22 with eight and 4 KiB
+// ahead, 0.98-1.16 with four-block passes, 1.05-1.22 with eight and 4 KiB
 // ahead (1.06-1.17 at 5 KiB); Q4_K reads 1.13-1.16 there.
 func q40z1(a *asm) {
 	const gb = 144
