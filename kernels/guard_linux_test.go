@@ -1,27 +1,12 @@
 package kernels_test
 
 import (
-	"syscall"
-	"testing"
-
 	"github.com/siskin-ml/siskin/internal/cputime"
+	"github.com/siskin-ml/siskin/kernels"
 )
 
-// guarded returns n bytes that end exactly where an inaccessible page
-// begins, so a kernel reading past the end faults instead of passing.
-func guarded(t testing.TB, n int) []byte {
-	page := syscall.Getpagesize()
-	size := (n + page - 1) / page * page
-	mem, err := syscall.Mmap(-1, 0, size+page, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := syscall.Mprotect(mem[size:], syscall.PROT_NONE); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { syscall.Munmap(mem) })
-	return mem[size-n : size : size]
-}
+// guarded returns n bytes that end where an inaccessible page begins.
+var guarded = kernels.GuardedBytes
 
 // threadCPU is the calling OS thread's CPU time.
 var threadCPU = cputime.Thread

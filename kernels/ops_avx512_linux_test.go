@@ -6,25 +6,9 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
-	"syscall"
 	"testing"
 	"unsafe"
 )
-
-// guardedBytes returns n bytes ending where an inaccessible page begins.
-func guardedBytes(t testing.TB, n int) []byte {
-	page := syscall.Getpagesize()
-	size := (n + page - 1) / page * page
-	mem, err := syscall.Mmap(-1, 0, size+page, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := syscall.Mprotect(mem[size:], syscall.PROT_NONE); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { syscall.Munmap(mem) })
-	return mem[size-n : size : size]
-}
 
 // TestExpMaxAVX512Guarded: an odd eight elements last are read and
 // written in the low half of a register only, so a row that ends at an
@@ -34,7 +18,7 @@ func TestExpMaxAVX512Guarded(t *testing.T) {
 		t.Skip("this CPU or build has no AVX-512 F/BW/VL + VNNI: the avx512 tier is not tested here")
 	}
 	for _, n := range []int{8, 24, 40} {
-		b := guardedBytes(t, 4*n)
+		b := GuardedBytes(t, 4*n)
 		g := unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), n)
 		for i := range g {
 			g[i] = float32(i) / 3

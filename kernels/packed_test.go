@@ -88,7 +88,8 @@ func TestPackedKernels(t *testing.T) {
 	for _, tierName := range kernels.Tiers() {
 		for _, typ := range kernels.PackedTypes(tierName) {
 			// 416 and 576: 13 and 18 blocks, every pass the AVX-512 Q4_0
-			// one-row kernel makes (one, two, four, eight, eight twice).
+			// and Q8_0 one-row kernels make (Q4_0: one, two, four, eight,
+			// eight twice; Q8_0: one, two, four, four several times).
 			colsList := []int{32, 64, 96, 416, 576}
 			switch typ.BlockSize() {
 			case 256:

@@ -6136,7 +6136,7 @@ q4_0z1skip2:
 	SUBQ $4, DX
 	JZ q4_0z1store
 q4_0z1skip4:
-q4_0z1eight:
+q4_0z1pass8:
 	IMUL3Q $144, DX, BX
 	LEAQ (SI)(R10*1), R8
 	CMPQ BX, $4096
@@ -6499,7 +6499,7 @@ q4_0z1eight:
 	ADDQ $8, R13
 	ADDQ $8, AX
 	SUBQ $8, DX
-	JNZ q4_0z1eight
+	JNZ q4_0z1pass8
 q4_0z1store:
 	VMOVUPS Z12, (DI)
 	ADDQ $64, DI
@@ -6977,7 +6977,7 @@ q8_0z1skip1:
 	SUBQ $2, DX
 	JZ q8_0z1store
 q8_0z1skip2:
-q8_0z1four:
+q8_0z1pass4:
 	IMUL3Q $272, DX, BX
 	LEAQ (SI)(R10*1), R8
 	CMPQ BX, $4096
@@ -7214,7 +7214,7 @@ q8_0z1four:
 	ADDQ $4, R13
 	ADDQ $4, AX
 	SUBQ $4, DX
-	JNZ q8_0z1four
+	JNZ q8_0z1pass4
 q8_0z1store:
 	VMOVUPS Z12, (DI)
 	ADDQ $64, DI
@@ -9244,7 +9244,7 @@ q4_0z1NTAskip2:
 	SUBQ $4, DX
 	JZ q4_0z1NTAstore
 q4_0z1NTAskip4:
-q4_0z1NTAeight:
+q4_0z1NTApass8:
 	IMUL3Q $144, DX, BX
 	LEAQ (SI)(R10*1), R8
 	CMPQ BX, $4096
@@ -9607,7 +9607,7 @@ q4_0z1NTAeight:
 	ADDQ $8, R13
 	ADDQ $8, AX
 	SUBQ $8, DX
-	JNZ q4_0z1NTAeight
+	JNZ q4_0z1NTApass8
 q4_0z1NTAstore:
 	VMOVUPS Z12, (DI)
 	ADDQ $64, DI

@@ -34,6 +34,44 @@ func pairEnd(a *asm, A int, pair string) {
 	a.raw("")
 }
 
+// blockPasses emits a one-row kernel's loop over the DX blocks of a pair:
+// a pass of 1, 2, 4, ... blocks where DX has that bit, then passes of big
+// blocks (a power of two) until none are left; pass(nb) emits nb blocks.
+// It ends at the label store.
+func blockPasses(a *asm, l func(string) string, big int, pass func(nb int)) {
+	for nb := 1; nb < big; nb *= 2 {
+		a.op("TESTQ $%d, DX", nb)
+		a.op("JZ %s", l(fmt.Sprint("skip", nb)))
+		pass(nb)
+		a.op("SUBQ $%d, DX", nb)
+		a.op("JZ %s", l("store"))
+		a.label(l(fmt.Sprint("skip", nb)))
+	}
+	a.label(l(fmt.Sprint("pass", big)))
+	pass(big)
+	a.op("SUBQ $%d, DX", big)
+	a.op("JNZ %s", l(fmt.Sprint("pass", big)))
+	a.label(l("store"))
+}
+
+// passLines is the prefetch offsets (from a pass's base, ahead bytes on)
+// of the lines whose first byte lies in blocks [b0, b1) of gb bytes.
+func passLines(ahead, gb, b0, b1 int) []int {
+	var lines []int
+	for p := (b0*gb + 63) / 64 * 64; p < b1*gb; p += 64 {
+		lines = append(lines, ahead+p)
+	}
+	return lines
+}
+
+// prefetchStep issues step k's share of lines spread over steps load
+// steps.
+func prefetchStep(a *asm, lines []int, k, steps int) {
+	for _, off := range lines[k*len(lines)/steps : (k+1)*len(lines)/steps] {
+		prefetchPair(a, off)
+	}
+}
+
 // dwords64 emits a 64-byte constant of 16 dwords f(0..15).
 func (a *asm) dwords64(name string, f func(i int) uint32) {
 	for i := 0; i < 16; i += 2 {
@@ -508,20 +546,7 @@ func q8z(a *asm, four bool, A int) {
 		a.op("VPXORD %s, %s, %s", z(12+i), z(12+i), z(12+i))
 	}
 	if A == 1 && !four {
-		ahead := tune.ahead(prefetchAhead)
-		for _, nb := range []int{1, 2} {
-			a.op("TESTQ $%d, DX", nb)
-			a.op("JZ %s", l(fmt.Sprint("skip", nb)))
-			q8Pass(a, nb, gb, ahead)
-			a.op("SUBQ $%d, DX", nb)
-			a.op("JZ %s", l("store"))
-			a.label(l(fmt.Sprint("skip", nb)))
-		}
-		a.label(l("four"))
-		q8Pass(a, 4, gb, ahead)
-		a.op("SUBQ $4, DX")
-		a.op("JNZ %s", l("four"))
-		a.label(l("store"))
+		blockPasses(a, l, 4, func(nb int) { q8Pass(a, nb, gb, tune.ahead(prefetchAhead)) })
 	} else {
 		a.label(l("block"))
 		if A == 4 && four {
@@ -529,11 +554,10 @@ func q8z(a *asm, four bool, A int) {
 			defer func() { farAhead = 0 }()
 		}
 		pairPrefetchBase(a, gb, 8*gb, scratchReg(A))
-		var lines []int
 		for p := 0; p < gb; p += 64 {
-			lines = append(lines, 8*gb+p)
+			prefetchPair(a, 8*gb+p)
 		}
-		q8zBlock(a, four, A, gb, lines, false)
+		q8zBlock(a, four, A, nil)
 		a.op("DECQ DX")
 		a.op("JNZ %s", l("block"))
 	}
@@ -541,23 +565,11 @@ func q8z(a *asm, four bool, A int) {
 }
 
 // q8zBlock: one block of q8z, moving the pointers past it; it
-// prefetches lines (offsets from BX) at the top of the block or, with
-// spread, over its load steps.
-func q8zBlock(a *asm, four bool, A, gb int, lines []int, spread bool) {
-	if !spread {
-		for _, off := range lines {
-			prefetchPair(a, off)
-		}
-		lines = nil
-	}
-	steps := 8
+// prefetches lines (offsets from BX), spread over its load steps.
+func q8zBlock(a *asm, four bool, A int, lines []int) {
+	steps, gb := 8, 272
 	if four {
-		steps = 4
-	}
-	pf := func(k int) {
-		for _, off := range lines[k*len(lines)/steps : (k+1)*len(lines)/steps] {
-			prefetchPair(a, off)
-		}
+		steps, gb = 4, 144
 	}
 	for r := 0; r < A; r++ {
 		a.op("VPXORD %s, %s, %s", z(r), z(r), z(r))
@@ -565,7 +577,7 @@ func q8zBlock(a *asm, four bool, A, gb int, lines []int, spread bool) {
 	}
 	if four {
 		for k := 0; k < 4; k++ {
-			pf(k)
+			prefetchStep(a, lines, k, steps)
 			pairLoad(a, 32*k, 29)
 			a.op("VPSRLW $4, Z29, Z30")
 			a.op("VPANDD Z9, Z29, Z29")
@@ -577,7 +589,7 @@ func q8zBlock(a *asm, four bool, A, gb int, lines []int, spread bool) {
 		}
 	} else {
 		for k := 0; k < 8; k++ {
-			pf(k)
+			prefetchStep(a, lines, k, steps)
 			pairLoad(a, 32*k, 29)
 			a.op("VPXORD Z9, Z29, Z29")
 			for r := 0; r < A; r++ {
@@ -613,11 +625,7 @@ func q8zBlock(a *asm, four bool, A, gb int, lines []int, spread bool) {
 func q8Pass(a *asm, nb, gb, ahead int) {
 	pairPrefetchBase(a, gb, ahead, "R8")
 	for b := 0; b < nb; b++ {
-		var lines []int
-		for p := (b*gb + 63) / 64 * 64; p < (b+1)*gb; p += 64 {
-			lines = append(lines, ahead+p)
-		}
-		q8zBlock(a, false, 1, gb, lines, true)
+		q8zBlock(a, false, 1, passLines(ahead, gb, b, b+1))
 	}
 }
 
@@ -643,9 +651,7 @@ func q6kHalf1(a *asm, n int, lines []int) {
 			a.op("VPXORD %s, %s, %s", z(t), z(t), z(t))
 		}
 		for k := 4 * h; k < 4*h+4; k++ {
-			for _, off := range lines[k*len(lines)/8 : (k+1)*len(lines)/8] {
-				prefetchPair(a, off)
-			}
+			prefetchStep(a, lines, k, 8)
 			pairLoad(a, 512*n+32*k, 8)
 			pairLoad(a, 512*n+256+32*k, 10)
 			pairLoad(a, 1024+256*n+32*k, 11)
@@ -897,19 +903,7 @@ func q40z1(a *asm) {
 	a.op("IMUL3Q $68, DX, AX")
 	a.op("ADDQ R12, AX")
 	a.op("VPXORD Z12, Z12, Z12")
-	for _, nb := range []int{1, 2, 4} {
-		a.op("TESTQ $%d, DX", nb)
-		a.op("JZ %s", l(fmt.Sprint("skip", nb)))
-		q40Pass(a, nb)
-		a.op("SUBQ $%d, DX", nb)
-		a.op("JZ %s", l("store"))
-		a.label(l(fmt.Sprint("skip", nb)))
-	}
-	a.label(l("eight"))
-	q40Pass(a, 8)
-	a.op("SUBQ $8, DX")
-	a.op("JNZ %s", l("eight"))
-	a.label(l("store"))
+	blockPasses(a, l, 8, func(nb int) { q40Pass(a, nb) })
 	pairEnd(a, 1, l("pair"))
 }
 
@@ -920,11 +914,7 @@ func q40Pass(a *asm, nb int) {
 	const gb = 144
 	pairPrefetchBase(a, gb, tune.ahead(prefetchAhead), "R8")
 	for first := 0; first < nb; first += 2 {
-		var lines []int
-		for p := (first*gb + 63) / 64 * 64; p < min(first+2, nb)*gb; p += 64 {
-			lines = append(lines, tune.ahead(prefetchAhead)+p)
-		}
-		q40Blocks(a, min(2, nb), lines)
+		q40Blocks(a, min(2, nb), passLines(tune.ahead(prefetchAhead), gb, first, min(first+2, nb)))
 	}
 }
 
@@ -938,9 +928,7 @@ func q40Blocks(a *asm, nb int, lines []int) {
 		a.op("VPXORD %s, %s, %s", z(24+b), z(24+b), z(24+b))
 	}
 	for k := 0; k < 4; k++ {
-		for _, off := range lines[k*len(lines)/4 : (k+1)*len(lines)/4] {
-			prefetchPair(a, off)
-		}
+		prefetchStep(a, lines, k, 4)
 		for b := 0; b < nb; b++ {
 			lo, hi := 29, 30
 			if b == 1 {
