@@ -3404,8 +3404,8 @@ axF324end:
 	VZEROUPPER
 	RET
 
-// func dotF16Heads1AVX512(out []float32, ostride int, q []float32, qstride int, k []byte, kstride, n, steps int, scale float32, heads, hout, hq, hk int)
-TEXT ·dotF16Heads1AVX512(SB), NOSPLIT, $32-152
+// func dotF16Heads1AVX512(out []float32, ostride int, q []float32, qstride int, k []byte, kstride, n, steps int, scale float32, heads, hout, hq, hk, pnear, pfar, pr int)
+TEXT ·dotF16Heads1AVX512(SB), NOSPLIT, $32-176
 	MOVQ out_base+0(FP), R8
 	MOVQ ostride+24(FP), R9
 	SHLQ $2, R9
@@ -3418,8 +3418,6 @@ TEXT ·dotF16Heads1AVX512(SB), NOSPLIT, $32-152
 	MOVQ n+96(FP), DX
 	VBROADCASTSS scale+112(FP), Z14
 	VMOVDQU32 attnperm<>(SB), Z15
-	MOVQ R10, R15
-	SHLQ $4, R15
 adhF161g8:
 	CMPQ DX, $8
 	JLT adhF161g2
@@ -3429,6 +3427,10 @@ adhF161g8:
 	MOVQ heads+120(FP), AX
 	MOVQ AX, 24(SP)
 adhF161h8:
+	MOVQ pnear+152(FP), R15
+	MOVQ pr+168(FP), AX
+	CMPQ 24(SP), AX
+	CMOVQLE pfar+160(FP), R15
 	MOVQ SI, AX
 	MOVQ DI, BX
 	LEAQ (BX)(R10*4), CX
@@ -3528,6 +3530,10 @@ adhF161g2:
 	MOVQ heads+120(FP), AX
 	MOVQ AX, 24(SP)
 adhF161h2:
+	MOVQ pnear+152(FP), R15
+	MOVQ pr+168(FP), AX
+	CMPQ 24(SP), AX
+	CMOVQLE pfar+160(FP), R15
 	MOVQ SI, AX
 	MOVQ DI, BX
 	MOVQ steps+104(FP), R14
@@ -3581,6 +3587,10 @@ adhF161g1:
 	MOVQ heads+120(FP), AX
 	MOVQ AX, 24(SP)
 adhF161h1:
+	MOVQ pnear+152(FP), R15
+	MOVQ pr+168(FP), AX
+	CMPQ 24(SP), AX
+	CMOVQLE pfar+160(FP), R15
 	MOVQ SI, AX
 	MOVQ DI, BX
 	MOVQ steps+104(FP), R14
@@ -3627,8 +3637,8 @@ adhF161end:
 	VZEROUPPER
 	RET
 
-// func axpyF16Heads1AVX512(y []float32, ystride int, p []float32, pstride, n int, v []byte, vstride, chunks int, heads, hy, hp, hv int)
-TEXT ·axpyF16Heads1AVX512(SB), NOSPLIT, $64-144
+// func axpyF16Heads1AVX512(y []float32, ystride int, p []float32, pstride, n int, v []byte, vstride, chunks int, heads, hy, hp, hv, pnear, pfar, pr int)
+TEXT ·axpyF16Heads1AVX512(SB), NOSPLIT, $64-168
 	MOVQ y_base+0(FP), DI
 	MOVQ ystride+24(FP), R9
 	SHLQ $2, R9
@@ -3639,8 +3649,6 @@ TEXT ·axpyF16Heads1AVX512(SB), NOSPLIT, $64-144
 	LEAQ (R12)(R12*2), R14
 	MOVQ v_base+72(FP), SI
 	MOVQ vstride+96(FP), R10
-	MOVQ R10, R11
-	SHLQ $4, R11
 	MOVQ n+64(FP), AX
 	MOVQ AX, 0(SP)
 axhF161rows:
@@ -3657,6 +3665,10 @@ axhF161rows:
 	MOVQ heads+112(FP), AX
 	MOVQ AX, 32(SP)
 axhF161head:
+	MOVQ pnear+144(FP), R11
+	MOVQ pr+160(FP), AX
+	CMPQ 32(SP), AX
+	CMOVQLE pfar+152(FP), R11
 	MOVQ DI, 48(SP)
 	MOVQ SI, 56(SP)
 	MOVQ chunks+104(FP), CX
@@ -3755,8 +3767,8 @@ axhF161end:
 	VZEROUPPER
 	RET
 
-// func dotF16Heads2AVX512(out []float32, ostride int, q []float32, qstride int, k []byte, kstride, n, steps int, scale float32, heads, hout, hq, hk int)
-TEXT ·dotF16Heads2AVX512(SB), NOSPLIT, $32-152
+// func dotF16Heads2AVX512(out []float32, ostride int, q []float32, qstride int, k []byte, kstride, n, steps int, scale float32, heads, hout, hq, hk, pnear, pfar, pr int)
+TEXT ·dotF16Heads2AVX512(SB), NOSPLIT, $32-176
 	MOVQ out_base+0(FP), R8
 	MOVQ ostride+24(FP), R9
 	SHLQ $2, R9
@@ -3769,8 +3781,6 @@ TEXT ·dotF16Heads2AVX512(SB), NOSPLIT, $32-152
 	MOVQ n+96(FP), DX
 	VBROADCASTSS scale+112(FP), Z14
 	VMOVDQU32 attnperm<>(SB), Z15
-	MOVQ R10, R15
-	SHLQ $4, R15
 adhF162g8:
 	CMPQ DX, $8
 	JLT adhF162g2
@@ -3780,6 +3790,10 @@ adhF162g8:
 	MOVQ heads+120(FP), AX
 	MOVQ AX, 24(SP)
 adhF162h8:
+	MOVQ pnear+152(FP), R15
+	MOVQ pr+168(FP), AX
+	CMPQ 24(SP), AX
+	CMOVQLE pfar+160(FP), R15
 	MOVQ SI, AX
 	MOVQ DI, BX
 	LEAQ (BX)(R10*4), CX
@@ -3913,6 +3927,10 @@ adhF162g2:
 	MOVQ heads+120(FP), AX
 	MOVQ AX, 24(SP)
 adhF162h2:
+	MOVQ pnear+152(FP), R15
+	MOVQ pr+168(FP), AX
+	CMPQ 24(SP), AX
+	CMOVQLE pfar+160(FP), R15
 	MOVQ SI, AX
 	MOVQ DI, BX
 	MOVQ steps+104(FP), R14
@@ -3981,6 +3999,10 @@ adhF162g1:
 	MOVQ heads+120(FP), AX
 	MOVQ AX, 24(SP)
 adhF162h1:
+	MOVQ pnear+152(FP), R15
+	MOVQ pr+168(FP), AX
+	CMPQ 24(SP), AX
+	CMOVQLE pfar+160(FP), R15
 	MOVQ SI, AX
 	MOVQ DI, BX
 	MOVQ steps+104(FP), R14
@@ -4042,8 +4064,8 @@ adhF162end:
 	VZEROUPPER
 	RET
 
-// func axpyF16Heads2AVX512(y []float32, ystride int, p []float32, pstride, n int, v []byte, vstride, chunks int, heads, hy, hp, hv int)
-TEXT ·axpyF16Heads2AVX512(SB), NOSPLIT, $64-144
+// func axpyF16Heads2AVX512(y []float32, ystride int, p []float32, pstride, n int, v []byte, vstride, chunks int, heads, hy, hp, hv, pnear, pfar, pr int)
+TEXT ·axpyF16Heads2AVX512(SB), NOSPLIT, $64-168
 	MOVQ y_base+0(FP), DI
 	MOVQ ystride+24(FP), R9
 	SHLQ $2, R9
@@ -4054,8 +4076,6 @@ TEXT ·axpyF16Heads2AVX512(SB), NOSPLIT, $64-144
 	LEAQ (R12)(R12*2), R14
 	MOVQ v_base+72(FP), SI
 	MOVQ vstride+96(FP), R10
-	MOVQ R10, R11
-	SHLQ $4, R11
 	MOVQ n+64(FP), AX
 	MOVQ AX, 0(SP)
 axhF162rows:
@@ -4072,6 +4092,10 @@ axhF162rows:
 	MOVQ heads+112(FP), AX
 	MOVQ AX, 32(SP)
 axhF162head:
+	MOVQ pnear+144(FP), R11
+	MOVQ pr+160(FP), AX
+	CMPQ 32(SP), AX
+	CMOVQLE pfar+152(FP), R11
 	MOVQ DI, 48(SP)
 	MOVQ SI, 56(SP)
 	MOVQ chunks+104(FP), CX
@@ -4199,8 +4223,8 @@ axhF162end:
 	VZEROUPPER
 	RET
 
-// func dotF16Heads4AVX512(out []float32, ostride int, q []float32, qstride int, k []byte, kstride, n, steps int, scale float32, heads, hout, hq, hk int)
-TEXT ·dotF16Heads4AVX512(SB), NOSPLIT, $32-152
+// func dotF16Heads4AVX512(out []float32, ostride int, q []float32, qstride int, k []byte, kstride, n, steps int, scale float32, heads, hout, hq, hk, pnear, pfar, pr int)
+TEXT ·dotF16Heads4AVX512(SB), NOSPLIT, $32-176
 	MOVQ out_base+0(FP), R8
 	MOVQ ostride+24(FP), R9
 	SHLQ $2, R9
@@ -4214,8 +4238,6 @@ TEXT ·dotF16Heads4AVX512(SB), NOSPLIT, $32-152
 	MOVQ n+96(FP), DX
 	VBROADCASTSS scale+112(FP), Z14
 	VMOVDQU32 attnperm<>(SB), Z15
-	MOVQ R10, R15
-	SHLQ $4, R15
 adhF164g4:
 	CMPQ DX, $4
 	JLT adhF164g2
@@ -4225,6 +4247,10 @@ adhF164g4:
 	MOVQ heads+120(FP), AX
 	MOVQ AX, 24(SP)
 adhF164h4:
+	MOVQ pnear+152(FP), R15
+	MOVQ pr+168(FP), AX
+	CMPQ 24(SP), AX
+	CMOVQLE pfar+160(FP), R15
 	MOVQ SI, AX
 	MOVQ DI, BX
 	MOVQ steps+104(FP), R14
@@ -4344,6 +4370,10 @@ adhF164g2:
 	MOVQ heads+120(FP), AX
 	MOVQ AX, 24(SP)
 adhF164h2:
+	MOVQ pnear+152(FP), R15
+	MOVQ pr+168(FP), AX
+	CMPQ 24(SP), AX
+	CMOVQLE pfar+160(FP), R15
 	MOVQ SI, AX
 	MOVQ DI, BX
 	MOVQ steps+104(FP), R14
@@ -4443,6 +4473,10 @@ adhF164g1:
 	MOVQ heads+120(FP), AX
 	MOVQ AX, 24(SP)
 adhF164h1:
+	MOVQ pnear+152(FP), R15
+	MOVQ pr+168(FP), AX
+	CMPQ 24(SP), AX
+	CMOVQLE pfar+160(FP), R15
 	MOVQ SI, AX
 	MOVQ DI, BX
 	MOVQ steps+104(FP), R14
@@ -4535,8 +4569,8 @@ adhF164end:
 	VZEROUPPER
 	RET
 
-// func axpyF16Heads4AVX512(y []float32, ystride int, p []float32, pstride, n int, v []byte, vstride, chunks int, heads, hy, hp, hv int)
-TEXT ·axpyF16Heads4AVX512(SB), NOSPLIT, $64-144
+// func axpyF16Heads4AVX512(y []float32, ystride int, p []float32, pstride, n int, v []byte, vstride, chunks int, heads, hy, hp, hv, pnear, pfar, pr int)
+TEXT ·axpyF16Heads4AVX512(SB), NOSPLIT, $64-168
 	MOVQ y_base+0(FP), DI
 	MOVQ ystride+24(FP), R9
 	SHLQ $2, R9
@@ -4547,8 +4581,6 @@ TEXT ·axpyF16Heads4AVX512(SB), NOSPLIT, $64-144
 	LEAQ (R12)(R12*2), R14
 	MOVQ v_base+72(FP), SI
 	MOVQ vstride+96(FP), R10
-	MOVQ R10, R11
-	SHLQ $4, R11
 	MOVQ n+64(FP), AX
 	MOVQ AX, 0(SP)
 axhF164rows:
@@ -4565,6 +4597,10 @@ axhF164rows:
 	MOVQ heads+112(FP), AX
 	MOVQ AX, 32(SP)
 axhF164head:
+	MOVQ pnear+144(FP), R11
+	MOVQ pr+160(FP), AX
+	CMPQ 32(SP), AX
+	CMOVQLE pfar+152(FP), R11
 	MOVQ DI, 48(SP)
 	MOVQ SI, 56(SP)
 	MOVQ chunks+104(FP), CX
@@ -4696,8 +4732,8 @@ axhF164end:
 	VZEROUPPER
 	RET
 
-// func dotQ8Heads1AVX512(out []float32, ostride int, q []byte, qstride int, k []byte, kstride, n, steps int, scale float32, heads, hout, hq, hk int)
-TEXT ·dotQ8Heads1AVX512(SB), NOSPLIT, $32-152
+// func dotQ8Heads1AVX512(out []float32, ostride int, q []byte, qstride int, k []byte, kstride, n, steps int, scale float32, heads, hout, hq, hk, pnear, pfar, pr int)
+TEXT ·dotQ8Heads1AVX512(SB), NOSPLIT, $32-176
 	MOVQ out_base+0(FP), R8
 	MOVQ ostride+24(FP), R9
 	SHLQ $2, R9
@@ -4711,8 +4747,6 @@ TEXT ·dotQ8Heads1AVX512(SB), NOSPLIT, $32-152
 	MOVQ n+96(FP), DX
 	VBROADCASTSS scale+112(FP), Z14
 	VMOVDQU32 attnperm<>(SB), Z15
-	MOVQ R10, R15
-	SHLQ $4, R15
 adhQ81g8:
 	CMPQ DX, $8
 	JLT adhQ81g2
@@ -4722,6 +4756,10 @@ adhQ81g8:
 	MOVQ heads+120(FP), AX
 	MOVQ AX, 24(SP)
 adhQ81h8:
+	MOVQ pnear+152(FP), R15
+	MOVQ pr+168(FP), AX
+	CMPQ 24(SP), AX
+	CMOVQLE pfar+160(FP), R15
 	MOVQ SI, AX
 	MOVQ DI, BX
 	LEAQ (BX)(R10*4), CX
@@ -4837,6 +4875,10 @@ adhQ81g2:
 	MOVQ heads+120(FP), AX
 	MOVQ AX, 24(SP)
 adhQ81h2:
+	MOVQ pnear+152(FP), R15
+	MOVQ pr+168(FP), AX
+	CMPQ 24(SP), AX
+	CMOVQLE pfar+160(FP), R15
 	MOVQ SI, AX
 	MOVQ DI, BX
 	MOVQ steps+104(FP), R14
@@ -4894,6 +4936,10 @@ adhQ81g1:
 	MOVQ heads+120(FP), AX
 	MOVQ AX, 24(SP)
 adhQ81h1:
+	MOVQ pnear+152(FP), R15
+	MOVQ pr+168(FP), AX
+	CMPQ 24(SP), AX
+	CMOVQLE pfar+160(FP), R15
 	MOVQ SI, AX
 	MOVQ DI, BX
 	MOVQ steps+104(FP), R14
@@ -4944,8 +4990,8 @@ adhQ81end:
 	VZEROUPPER
 	RET
 
-// func axpyQ8Heads1AVX512(y []float32, ystride int, p []float32, pstride, n int, v []byte, vstride, chunks int, heads, hy, hp, hv int)
-TEXT ·axpyQ8Heads1AVX512(SB), NOSPLIT, $64-144
+// func axpyQ8Heads1AVX512(y []float32, ystride int, p []float32, pstride, n int, v []byte, vstride, chunks int, heads, hy, hp, hv, pnear, pfar, pr int)
+TEXT ·axpyQ8Heads1AVX512(SB), NOSPLIT, $64-168
 	MOVQ y_base+0(FP), DI
 	MOVQ ystride+24(FP), R9
 	SHLQ $2, R9
@@ -4956,8 +5002,6 @@ TEXT ·axpyQ8Heads1AVX512(SB), NOSPLIT, $64-144
 	LEAQ (R12)(R12*2), R14
 	MOVQ v_base+72(FP), SI
 	MOVQ vstride+96(FP), R10
-	MOVQ R10, R11
-	SHLQ $4, R11
 	MOVQ n+64(FP), AX
 	MOVQ AX, 0(SP)
 axhQ81rows:
@@ -4974,6 +5018,10 @@ axhQ81rows:
 	MOVQ heads+112(FP), AX
 	MOVQ AX, 32(SP)
 axhQ81head:
+	MOVQ pnear+144(FP), R11
+	MOVQ pr+160(FP), AX
+	CMPQ 32(SP), AX
+	CMOVQLE pfar+152(FP), R11
 	MOVQ DI, 48(SP)
 	MOVQ SI, 56(SP)
 	MOVQ chunks+104(FP), CX
@@ -5105,8 +5153,8 @@ axhQ81end:
 	VZEROUPPER
 	RET
 
-// func dotQ8Heads2AVX512(out []float32, ostride int, q []byte, qstride int, k []byte, kstride, n, steps int, scale float32, heads, hout, hq, hk int)
-TEXT ·dotQ8Heads2AVX512(SB), NOSPLIT, $32-152
+// func dotQ8Heads2AVX512(out []float32, ostride int, q []byte, qstride int, k []byte, kstride, n, steps int, scale float32, heads, hout, hq, hk, pnear, pfar, pr int)
+TEXT ·dotQ8Heads2AVX512(SB), NOSPLIT, $32-176
 	MOVQ out_base+0(FP), R8
 	MOVQ ostride+24(FP), R9
 	SHLQ $2, R9
@@ -5120,8 +5168,6 @@ TEXT ·dotQ8Heads2AVX512(SB), NOSPLIT, $32-152
 	MOVQ n+96(FP), DX
 	VBROADCASTSS scale+112(FP), Z14
 	VMOVDQU32 attnperm<>(SB), Z15
-	MOVQ R10, R15
-	SHLQ $4, R15
 adhQ82g8:
 	CMPQ DX, $8
 	JLT adhQ82g2
@@ -5131,6 +5177,10 @@ adhQ82g8:
 	MOVQ heads+120(FP), AX
 	MOVQ AX, 24(SP)
 adhQ82h8:
+	MOVQ pnear+152(FP), R15
+	MOVQ pr+168(FP), AX
+	CMPQ 24(SP), AX
+	CMOVQLE pfar+160(FP), R15
 	MOVQ SI, AX
 	MOVQ DI, BX
 	LEAQ (BX)(R10*4), CX
@@ -5292,6 +5342,10 @@ adhQ82g2:
 	MOVQ heads+120(FP), AX
 	MOVQ AX, 24(SP)
 adhQ82h2:
+	MOVQ pnear+152(FP), R15
+	MOVQ pr+168(FP), AX
+	CMPQ 24(SP), AX
+	CMOVQLE pfar+160(FP), R15
 	MOVQ SI, AX
 	MOVQ DI, BX
 	MOVQ steps+104(FP), R14
@@ -5367,6 +5421,10 @@ adhQ82g1:
 	MOVQ heads+120(FP), AX
 	MOVQ AX, 24(SP)
 adhQ82h1:
+	MOVQ pnear+152(FP), R15
+	MOVQ pr+168(FP), AX
+	CMPQ 24(SP), AX
+	CMOVQLE pfar+160(FP), R15
 	MOVQ SI, AX
 	MOVQ DI, BX
 	MOVQ steps+104(FP), R14
@@ -5435,8 +5493,8 @@ adhQ82end:
 	VZEROUPPER
 	RET
 
-// func axpyQ8Heads2AVX512(y []float32, ystride int, p []float32, pstride, n int, v []byte, vstride, chunks int, heads, hy, hp, hv int)
-TEXT ·axpyQ8Heads2AVX512(SB), NOSPLIT, $64-144
+// func axpyQ8Heads2AVX512(y []float32, ystride int, p []float32, pstride, n int, v []byte, vstride, chunks int, heads, hy, hp, hv, pnear, pfar, pr int)
+TEXT ·axpyQ8Heads2AVX512(SB), NOSPLIT, $64-168
 	MOVQ y_base+0(FP), DI
 	MOVQ ystride+24(FP), R9
 	SHLQ $2, R9
@@ -5447,8 +5505,6 @@ TEXT ·axpyQ8Heads2AVX512(SB), NOSPLIT, $64-144
 	LEAQ (R12)(R12*2), R14
 	MOVQ v_base+72(FP), SI
 	MOVQ vstride+96(FP), R10
-	MOVQ R10, R11
-	SHLQ $4, R11
 	MOVQ n+64(FP), AX
 	MOVQ AX, 0(SP)
 axhQ82rows:
@@ -5465,6 +5521,10 @@ axhQ82rows:
 	MOVQ heads+112(FP), AX
 	MOVQ AX, 32(SP)
 axhQ82head:
+	MOVQ pnear+144(FP), R11
+	MOVQ pr+160(FP), AX
+	CMPQ 32(SP), AX
+	CMOVQLE pfar+152(FP), R11
 	MOVQ DI, 48(SP)
 	MOVQ SI, 56(SP)
 	MOVQ chunks+104(FP), CX
@@ -5628,8 +5688,8 @@ axhQ82end:
 	VZEROUPPER
 	RET
 
-// func dotQ8Heads4AVX512(out []float32, ostride int, q []byte, qstride int, k []byte, kstride, n, steps int, scale float32, heads, hout, hq, hk int)
-TEXT ·dotQ8Heads4AVX512(SB), NOSPLIT, $32-152
+// func dotQ8Heads4AVX512(out []float32, ostride int, q []byte, qstride int, k []byte, kstride, n, steps int, scale float32, heads, hout, hq, hk, pnear, pfar, pr int)
+TEXT ·dotQ8Heads4AVX512(SB), NOSPLIT, $32-176
 	MOVQ out_base+0(FP), R8
 	MOVQ ostride+24(FP), R9
 	SHLQ $2, R9
@@ -5644,8 +5704,6 @@ TEXT ·dotQ8Heads4AVX512(SB), NOSPLIT, $32-152
 	MOVQ n+96(FP), DX
 	VBROADCASTSS scale+112(FP), Z14
 	VMOVDQU32 attnperm<>(SB), Z15
-	MOVQ R10, R15
-	SHLQ $4, R15
 adhQ84g4:
 	CMPQ DX, $4
 	JLT adhQ84g2
@@ -5655,6 +5713,10 @@ adhQ84g4:
 	MOVQ heads+120(FP), AX
 	MOVQ AX, 24(SP)
 adhQ84h4:
+	MOVQ pnear+152(FP), R15
+	MOVQ pr+168(FP), AX
+	CMPQ 24(SP), AX
+	CMOVQLE pfar+160(FP), R15
 	MOVQ SI, AX
 	MOVQ DI, BX
 	MOVQ steps+104(FP), R14
@@ -5800,6 +5862,10 @@ adhQ84g2:
 	MOVQ heads+120(FP), AX
 	MOVQ AX, 24(SP)
 adhQ84h2:
+	MOVQ pnear+152(FP), R15
+	MOVQ pr+168(FP), AX
+	CMPQ 24(SP), AX
+	CMOVQLE pfar+160(FP), R15
 	MOVQ SI, AX
 	MOVQ DI, BX
 	MOVQ steps+104(FP), R14
@@ -5912,6 +5978,10 @@ adhQ84g1:
 	MOVQ heads+120(FP), AX
 	MOVQ AX, 24(SP)
 adhQ84h1:
+	MOVQ pnear+152(FP), R15
+	MOVQ pr+168(FP), AX
+	CMPQ 24(SP), AX
+	CMOVQLE pfar+160(FP), R15
 	MOVQ SI, AX
 	MOVQ DI, BX
 	MOVQ steps+104(FP), R14
@@ -6017,8 +6087,8 @@ adhQ84end:
 	VZEROUPPER
 	RET
 
-// func axpyQ8Heads4AVX512(y []float32, ystride int, p []float32, pstride, n int, v []byte, vstride, chunks int, heads, hy, hp, hv int)
-TEXT ·axpyQ8Heads4AVX512(SB), NOSPLIT, $64-144
+// func axpyQ8Heads4AVX512(y []float32, ystride int, p []float32, pstride, n int, v []byte, vstride, chunks int, heads, hy, hp, hv, pnear, pfar, pr int)
+TEXT ·axpyQ8Heads4AVX512(SB), NOSPLIT, $64-168
 	MOVQ y_base+0(FP), DI
 	MOVQ ystride+24(FP), R9
 	SHLQ $2, R9
@@ -6029,8 +6099,6 @@ TEXT ·axpyQ8Heads4AVX512(SB), NOSPLIT, $64-144
 	LEAQ (R12)(R12*2), R14
 	MOVQ v_base+72(FP), SI
 	MOVQ vstride+96(FP), R10
-	MOVQ R10, R11
-	SHLQ $4, R11
 	MOVQ n+64(FP), AX
 	MOVQ AX, 0(SP)
 axhQ84rows:
@@ -6047,6 +6115,10 @@ axhQ84rows:
 	MOVQ heads+112(FP), AX
 	MOVQ AX, 32(SP)
 axhQ84head:
+	MOVQ pnear+144(FP), R11
+	MOVQ pr+160(FP), AX
+	CMPQ 32(SP), AX
+	CMOVQLE pfar+152(FP), R11
 	MOVQ DI, 48(SP)
 	MOVQ SI, 56(SP)
 	MOVQ chunks+104(FP), CX
@@ -6209,8 +6281,8 @@ axhQ84end:
 	VZEROUPPER
 	RET
 
-// func dotF16Heads1AVX512NTA(out []float32, ostride int, q []float32, qstride int, k []byte, kstride, n, steps int, scale float32, heads, hout, hq, hk int)
-TEXT ·dotF16Heads1AVX512NTA(SB), NOSPLIT, $32-152
+// func dotF16Heads1AVX512NTA(out []float32, ostride int, q []float32, qstride int, k []byte, kstride, n, steps int, scale float32, heads, hout, hq, hk, pnear, pfar, pr int)
+TEXT ·dotF16Heads1AVX512NTA(SB), NOSPLIT, $32-176
 	MOVQ out_base+0(FP), R8
 	MOVQ ostride+24(FP), R9
 	SHLQ $2, R9
@@ -6223,8 +6295,6 @@ TEXT ·dotF16Heads1AVX512NTA(SB), NOSPLIT, $32-152
 	MOVQ n+96(FP), DX
 	VBROADCASTSS scale+112(FP), Z14
 	VMOVDQU32 attnperm<>(SB), Z15
-	MOVQ R10, R15
-	SHLQ $4, R15
 adhF161NTAg8:
 	CMPQ DX, $8
 	JLT adhF161NTAg2
@@ -6234,6 +6304,10 @@ adhF161NTAg8:
 	MOVQ heads+120(FP), AX
 	MOVQ AX, 24(SP)
 adhF161NTAh8:
+	MOVQ pnear+152(FP), R15
+	MOVQ pr+168(FP), AX
+	CMPQ 24(SP), AX
+	CMOVQLE pfar+160(FP), R15
 	MOVQ SI, AX
 	MOVQ DI, BX
 	LEAQ (BX)(R10*4), CX
@@ -6333,6 +6407,10 @@ adhF161NTAg2:
 	MOVQ heads+120(FP), AX
 	MOVQ AX, 24(SP)
 adhF161NTAh2:
+	MOVQ pnear+152(FP), R15
+	MOVQ pr+168(FP), AX
+	CMPQ 24(SP), AX
+	CMOVQLE pfar+160(FP), R15
 	MOVQ SI, AX
 	MOVQ DI, BX
 	MOVQ steps+104(FP), R14
@@ -6386,6 +6464,10 @@ adhF161NTAg1:
 	MOVQ heads+120(FP), AX
 	MOVQ AX, 24(SP)
 adhF161NTAh1:
+	MOVQ pnear+152(FP), R15
+	MOVQ pr+168(FP), AX
+	CMPQ 24(SP), AX
+	CMOVQLE pfar+160(FP), R15
 	MOVQ SI, AX
 	MOVQ DI, BX
 	MOVQ steps+104(FP), R14
@@ -6432,8 +6514,8 @@ adhF161NTAend:
 	VZEROUPPER
 	RET
 
-// func axpyF16Heads1AVX512NTA(y []float32, ystride int, p []float32, pstride, n int, v []byte, vstride, chunks int, heads, hy, hp, hv int)
-TEXT ·axpyF16Heads1AVX512NTA(SB), NOSPLIT, $64-144
+// func axpyF16Heads1AVX512NTA(y []float32, ystride int, p []float32, pstride, n int, v []byte, vstride, chunks int, heads, hy, hp, hv, pnear, pfar, pr int)
+TEXT ·axpyF16Heads1AVX512NTA(SB), NOSPLIT, $64-168
 	MOVQ y_base+0(FP), DI
 	MOVQ ystride+24(FP), R9
 	SHLQ $2, R9
@@ -6444,8 +6526,6 @@ TEXT ·axpyF16Heads1AVX512NTA(SB), NOSPLIT, $64-144
 	LEAQ (R12)(R12*2), R14
 	MOVQ v_base+72(FP), SI
 	MOVQ vstride+96(FP), R10
-	MOVQ R10, R11
-	SHLQ $4, R11
 	MOVQ n+64(FP), AX
 	MOVQ AX, 0(SP)
 axhF161NTArows:
@@ -6462,6 +6542,10 @@ axhF161NTArows:
 	MOVQ heads+112(FP), AX
 	MOVQ AX, 32(SP)
 axhF161NTAhead:
+	MOVQ pnear+144(FP), R11
+	MOVQ pr+160(FP), AX
+	CMPQ 32(SP), AX
+	CMOVQLE pfar+152(FP), R11
 	MOVQ DI, 48(SP)
 	MOVQ SI, 56(SP)
 	MOVQ chunks+104(FP), CX
@@ -6560,8 +6644,8 @@ axhF161NTAend:
 	VZEROUPPER
 	RET
 
-// func dotF16Heads2AVX512NTA(out []float32, ostride int, q []float32, qstride int, k []byte, kstride, n, steps int, scale float32, heads, hout, hq, hk int)
-TEXT ·dotF16Heads2AVX512NTA(SB), NOSPLIT, $32-152
+// func dotF16Heads2AVX512NTA(out []float32, ostride int, q []float32, qstride int, k []byte, kstride, n, steps int, scale float32, heads, hout, hq, hk, pnear, pfar, pr int)
+TEXT ·dotF16Heads2AVX512NTA(SB), NOSPLIT, $32-176
 	MOVQ out_base+0(FP), R8
 	MOVQ ostride+24(FP), R9
 	SHLQ $2, R9
@@ -6574,8 +6658,6 @@ TEXT ·dotF16Heads2AVX512NTA(SB), NOSPLIT, $32-152
 	MOVQ n+96(FP), DX
 	VBROADCASTSS scale+112(FP), Z14
 	VMOVDQU32 attnperm<>(SB), Z15
-	MOVQ R10, R15
-	SHLQ $4, R15
 adhF162NTAg8:
 	CMPQ DX, $8
 	JLT adhF162NTAg2
@@ -6585,6 +6667,10 @@ adhF162NTAg8:
 	MOVQ heads+120(FP), AX
 	MOVQ AX, 24(SP)
 adhF162NTAh8:
+	MOVQ pnear+152(FP), R15
+	MOVQ pr+168(FP), AX
+	CMPQ 24(SP), AX
+	CMOVQLE pfar+160(FP), R15
 	MOVQ SI, AX
 	MOVQ DI, BX
 	LEAQ (BX)(R10*4), CX
@@ -6718,6 +6804,10 @@ adhF162NTAg2:
 	MOVQ heads+120(FP), AX
 	MOVQ AX, 24(SP)
 adhF162NTAh2:
+	MOVQ pnear+152(FP), R15
+	MOVQ pr+168(FP), AX
+	CMPQ 24(SP), AX
+	CMOVQLE pfar+160(FP), R15
 	MOVQ SI, AX
 	MOVQ DI, BX
 	MOVQ steps+104(FP), R14
@@ -6786,6 +6876,10 @@ adhF162NTAg1:
 	MOVQ heads+120(FP), AX
 	MOVQ AX, 24(SP)
 adhF162NTAh1:
+	MOVQ pnear+152(FP), R15
+	MOVQ pr+168(FP), AX
+	CMPQ 24(SP), AX
+	CMOVQLE pfar+160(FP), R15
 	MOVQ SI, AX
 	MOVQ DI, BX
 	MOVQ steps+104(FP), R14
@@ -6847,8 +6941,8 @@ adhF162NTAend:
 	VZEROUPPER
 	RET
 
-// func axpyF16Heads2AVX512NTA(y []float32, ystride int, p []float32, pstride, n int, v []byte, vstride, chunks int, heads, hy, hp, hv int)
-TEXT ·axpyF16Heads2AVX512NTA(SB), NOSPLIT, $64-144
+// func axpyF16Heads2AVX512NTA(y []float32, ystride int, p []float32, pstride, n int, v []byte, vstride, chunks int, heads, hy, hp, hv, pnear, pfar, pr int)
+TEXT ·axpyF16Heads2AVX512NTA(SB), NOSPLIT, $64-168
 	MOVQ y_base+0(FP), DI
 	MOVQ ystride+24(FP), R9
 	SHLQ $2, R9
@@ -6859,8 +6953,6 @@ TEXT ·axpyF16Heads2AVX512NTA(SB), NOSPLIT, $64-144
 	LEAQ (R12)(R12*2), R14
 	MOVQ v_base+72(FP), SI
 	MOVQ vstride+96(FP), R10
-	MOVQ R10, R11
-	SHLQ $4, R11
 	MOVQ n+64(FP), AX
 	MOVQ AX, 0(SP)
 axhF162NTArows:
@@ -6877,6 +6969,10 @@ axhF162NTArows:
 	MOVQ heads+112(FP), AX
 	MOVQ AX, 32(SP)
 axhF162NTAhead:
+	MOVQ pnear+144(FP), R11
+	MOVQ pr+160(FP), AX
+	CMPQ 32(SP), AX
+	CMOVQLE pfar+152(FP), R11
 	MOVQ DI, 48(SP)
 	MOVQ SI, 56(SP)
 	MOVQ chunks+104(FP), CX
@@ -7004,8 +7100,8 @@ axhF162NTAend:
 	VZEROUPPER
 	RET
 
-// func dotF16Heads4AVX512NTA(out []float32, ostride int, q []float32, qstride int, k []byte, kstride, n, steps int, scale float32, heads, hout, hq, hk int)
-TEXT ·dotF16Heads4AVX512NTA(SB), NOSPLIT, $32-152
+// func dotF16Heads4AVX512NTA(out []float32, ostride int, q []float32, qstride int, k []byte, kstride, n, steps int, scale float32, heads, hout, hq, hk, pnear, pfar, pr int)
+TEXT ·dotF16Heads4AVX512NTA(SB), NOSPLIT, $32-176
 	MOVQ out_base+0(FP), R8
 	MOVQ ostride+24(FP), R9
 	SHLQ $2, R9
@@ -7019,8 +7115,6 @@ TEXT ·dotF16Heads4AVX512NTA(SB), NOSPLIT, $32-152
 	MOVQ n+96(FP), DX
 	VBROADCASTSS scale+112(FP), Z14
 	VMOVDQU32 attnperm<>(SB), Z15
-	MOVQ R10, R15
-	SHLQ $4, R15
 adhF164NTAg4:
 	CMPQ DX, $4
 	JLT adhF164NTAg2
@@ -7030,6 +7124,10 @@ adhF164NTAg4:
 	MOVQ heads+120(FP), AX
 	MOVQ AX, 24(SP)
 adhF164NTAh4:
+	MOVQ pnear+152(FP), R15
+	MOVQ pr+168(FP), AX
+	CMPQ 24(SP), AX
+	CMOVQLE pfar+160(FP), R15
 	MOVQ SI, AX
 	MOVQ DI, BX
 	MOVQ steps+104(FP), R14
@@ -7149,6 +7247,10 @@ adhF164NTAg2:
 	MOVQ heads+120(FP), AX
 	MOVQ AX, 24(SP)
 adhF164NTAh2:
+	MOVQ pnear+152(FP), R15
+	MOVQ pr+168(FP), AX
+	CMPQ 24(SP), AX
+	CMOVQLE pfar+160(FP), R15
 	MOVQ SI, AX
 	MOVQ DI, BX
 	MOVQ steps+104(FP), R14
@@ -7248,6 +7350,10 @@ adhF164NTAg1:
 	MOVQ heads+120(FP), AX
 	MOVQ AX, 24(SP)
 adhF164NTAh1:
+	MOVQ pnear+152(FP), R15
+	MOVQ pr+168(FP), AX
+	CMPQ 24(SP), AX
+	CMOVQLE pfar+160(FP), R15
 	MOVQ SI, AX
 	MOVQ DI, BX
 	MOVQ steps+104(FP), R14
@@ -7340,8 +7446,8 @@ adhF164NTAend:
 	VZEROUPPER
 	RET
 
-// func axpyF16Heads4AVX512NTA(y []float32, ystride int, p []float32, pstride, n int, v []byte, vstride, chunks int, heads, hy, hp, hv int)
-TEXT ·axpyF16Heads4AVX512NTA(SB), NOSPLIT, $64-144
+// func axpyF16Heads4AVX512NTA(y []float32, ystride int, p []float32, pstride, n int, v []byte, vstride, chunks int, heads, hy, hp, hv, pnear, pfar, pr int)
+TEXT ·axpyF16Heads4AVX512NTA(SB), NOSPLIT, $64-168
 	MOVQ y_base+0(FP), DI
 	MOVQ ystride+24(FP), R9
 	SHLQ $2, R9
@@ -7352,8 +7458,6 @@ TEXT ·axpyF16Heads4AVX512NTA(SB), NOSPLIT, $64-144
 	LEAQ (R12)(R12*2), R14
 	MOVQ v_base+72(FP), SI
 	MOVQ vstride+96(FP), R10
-	MOVQ R10, R11
-	SHLQ $4, R11
 	MOVQ n+64(FP), AX
 	MOVQ AX, 0(SP)
 axhF164NTArows:
@@ -7370,6 +7474,10 @@ axhF164NTArows:
 	MOVQ heads+112(FP), AX
 	MOVQ AX, 32(SP)
 axhF164NTAhead:
+	MOVQ pnear+144(FP), R11
+	MOVQ pr+160(FP), AX
+	CMPQ 32(SP), AX
+	CMOVQLE pfar+152(FP), R11
 	MOVQ DI, 48(SP)
 	MOVQ SI, 56(SP)
 	MOVQ chunks+104(FP), CX
@@ -7501,8 +7609,8 @@ axhF164NTAend:
 	VZEROUPPER
 	RET
 
-// func dotQ8Heads1AVX512NTA(out []float32, ostride int, q []byte, qstride int, k []byte, kstride, n, steps int, scale float32, heads, hout, hq, hk int)
-TEXT ·dotQ8Heads1AVX512NTA(SB), NOSPLIT, $32-152
+// func dotQ8Heads1AVX512NTA(out []float32, ostride int, q []byte, qstride int, k []byte, kstride, n, steps int, scale float32, heads, hout, hq, hk, pnear, pfar, pr int)
+TEXT ·dotQ8Heads1AVX512NTA(SB), NOSPLIT, $32-176
 	MOVQ out_base+0(FP), R8
 	MOVQ ostride+24(FP), R9
 	SHLQ $2, R9
@@ -7516,8 +7624,6 @@ TEXT ·dotQ8Heads1AVX512NTA(SB), NOSPLIT, $32-152
 	MOVQ n+96(FP), DX
 	VBROADCASTSS scale+112(FP), Z14
 	VMOVDQU32 attnperm<>(SB), Z15
-	MOVQ R10, R15
-	SHLQ $4, R15
 adhQ81NTAg8:
 	CMPQ DX, $8
 	JLT adhQ81NTAg2
@@ -7527,6 +7633,10 @@ adhQ81NTAg8:
 	MOVQ heads+120(FP), AX
 	MOVQ AX, 24(SP)
 adhQ81NTAh8:
+	MOVQ pnear+152(FP), R15
+	MOVQ pr+168(FP), AX
+	CMPQ 24(SP), AX
+	CMOVQLE pfar+160(FP), R15
 	MOVQ SI, AX
 	MOVQ DI, BX
 	LEAQ (BX)(R10*4), CX
@@ -7642,6 +7752,10 @@ adhQ81NTAg2:
 	MOVQ heads+120(FP), AX
 	MOVQ AX, 24(SP)
 adhQ81NTAh2:
+	MOVQ pnear+152(FP), R15
+	MOVQ pr+168(FP), AX
+	CMPQ 24(SP), AX
+	CMOVQLE pfar+160(FP), R15
 	MOVQ SI, AX
 	MOVQ DI, BX
 	MOVQ steps+104(FP), R14
@@ -7699,6 +7813,10 @@ adhQ81NTAg1:
 	MOVQ heads+120(FP), AX
 	MOVQ AX, 24(SP)
 adhQ81NTAh1:
+	MOVQ pnear+152(FP), R15
+	MOVQ pr+168(FP), AX
+	CMPQ 24(SP), AX
+	CMOVQLE pfar+160(FP), R15
 	MOVQ SI, AX
 	MOVQ DI, BX
 	MOVQ steps+104(FP), R14
@@ -7749,8 +7867,8 @@ adhQ81NTAend:
 	VZEROUPPER
 	RET
 
-// func axpyQ8Heads1AVX512NTA(y []float32, ystride int, p []float32, pstride, n int, v []byte, vstride, chunks int, heads, hy, hp, hv int)
-TEXT ·axpyQ8Heads1AVX512NTA(SB), NOSPLIT, $64-144
+// func axpyQ8Heads1AVX512NTA(y []float32, ystride int, p []float32, pstride, n int, v []byte, vstride, chunks int, heads, hy, hp, hv, pnear, pfar, pr int)
+TEXT ·axpyQ8Heads1AVX512NTA(SB), NOSPLIT, $64-168
 	MOVQ y_base+0(FP), DI
 	MOVQ ystride+24(FP), R9
 	SHLQ $2, R9
@@ -7761,8 +7879,6 @@ TEXT ·axpyQ8Heads1AVX512NTA(SB), NOSPLIT, $64-144
 	LEAQ (R12)(R12*2), R14
 	MOVQ v_base+72(FP), SI
 	MOVQ vstride+96(FP), R10
-	MOVQ R10, R11
-	SHLQ $4, R11
 	MOVQ n+64(FP), AX
 	MOVQ AX, 0(SP)
 axhQ81NTArows:
@@ -7779,6 +7895,10 @@ axhQ81NTArows:
 	MOVQ heads+112(FP), AX
 	MOVQ AX, 32(SP)
 axhQ81NTAhead:
+	MOVQ pnear+144(FP), R11
+	MOVQ pr+160(FP), AX
+	CMPQ 32(SP), AX
+	CMOVQLE pfar+152(FP), R11
 	MOVQ DI, 48(SP)
 	MOVQ SI, 56(SP)
 	MOVQ chunks+104(FP), CX
@@ -7910,8 +8030,8 @@ axhQ81NTAend:
 	VZEROUPPER
 	RET
 
-// func dotQ8Heads2AVX512NTA(out []float32, ostride int, q []byte, qstride int, k []byte, kstride, n, steps int, scale float32, heads, hout, hq, hk int)
-TEXT ·dotQ8Heads2AVX512NTA(SB), NOSPLIT, $32-152
+// func dotQ8Heads2AVX512NTA(out []float32, ostride int, q []byte, qstride int, k []byte, kstride, n, steps int, scale float32, heads, hout, hq, hk, pnear, pfar, pr int)
+TEXT ·dotQ8Heads2AVX512NTA(SB), NOSPLIT, $32-176
 	MOVQ out_base+0(FP), R8
 	MOVQ ostride+24(FP), R9
 	SHLQ $2, R9
@@ -7925,8 +8045,6 @@ TEXT ·dotQ8Heads2AVX512NTA(SB), NOSPLIT, $32-152
 	MOVQ n+96(FP), DX
 	VBROADCASTSS scale+112(FP), Z14
 	VMOVDQU32 attnperm<>(SB), Z15
-	MOVQ R10, R15
-	SHLQ $4, R15
 adhQ82NTAg8:
 	CMPQ DX, $8
 	JLT adhQ82NTAg2
@@ -7936,6 +8054,10 @@ adhQ82NTAg8:
 	MOVQ heads+120(FP), AX
 	MOVQ AX, 24(SP)
 adhQ82NTAh8:
+	MOVQ pnear+152(FP), R15
+	MOVQ pr+168(FP), AX
+	CMPQ 24(SP), AX
+	CMOVQLE pfar+160(FP), R15
 	MOVQ SI, AX
 	MOVQ DI, BX
 	LEAQ (BX)(R10*4), CX
@@ -8097,6 +8219,10 @@ adhQ82NTAg2:
 	MOVQ heads+120(FP), AX
 	MOVQ AX, 24(SP)
 adhQ82NTAh2:
+	MOVQ pnear+152(FP), R15
+	MOVQ pr+168(FP), AX
+	CMPQ 24(SP), AX
+	CMOVQLE pfar+160(FP), R15
 	MOVQ SI, AX
 	MOVQ DI, BX
 	MOVQ steps+104(FP), R14
@@ -8172,6 +8298,10 @@ adhQ82NTAg1:
 	MOVQ heads+120(FP), AX
 	MOVQ AX, 24(SP)
 adhQ82NTAh1:
+	MOVQ pnear+152(FP), R15
+	MOVQ pr+168(FP), AX
+	CMPQ 24(SP), AX
+	CMOVQLE pfar+160(FP), R15
 	MOVQ SI, AX
 	MOVQ DI, BX
 	MOVQ steps+104(FP), R14
@@ -8240,8 +8370,8 @@ adhQ82NTAend:
 	VZEROUPPER
 	RET
 
-// func axpyQ8Heads2AVX512NTA(y []float32, ystride int, p []float32, pstride, n int, v []byte, vstride, chunks int, heads, hy, hp, hv int)
-TEXT ·axpyQ8Heads2AVX512NTA(SB), NOSPLIT, $64-144
+// func axpyQ8Heads2AVX512NTA(y []float32, ystride int, p []float32, pstride, n int, v []byte, vstride, chunks int, heads, hy, hp, hv, pnear, pfar, pr int)
+TEXT ·axpyQ8Heads2AVX512NTA(SB), NOSPLIT, $64-168
 	MOVQ y_base+0(FP), DI
 	MOVQ ystride+24(FP), R9
 	SHLQ $2, R9
@@ -8252,8 +8382,6 @@ TEXT ·axpyQ8Heads2AVX512NTA(SB), NOSPLIT, $64-144
 	LEAQ (R12)(R12*2), R14
 	MOVQ v_base+72(FP), SI
 	MOVQ vstride+96(FP), R10
-	MOVQ R10, R11
-	SHLQ $4, R11
 	MOVQ n+64(FP), AX
 	MOVQ AX, 0(SP)
 axhQ82NTArows:
@@ -8270,6 +8398,10 @@ axhQ82NTArows:
 	MOVQ heads+112(FP), AX
 	MOVQ AX, 32(SP)
 axhQ82NTAhead:
+	MOVQ pnear+144(FP), R11
+	MOVQ pr+160(FP), AX
+	CMPQ 32(SP), AX
+	CMOVQLE pfar+152(FP), R11
 	MOVQ DI, 48(SP)
 	MOVQ SI, 56(SP)
 	MOVQ chunks+104(FP), CX
@@ -8433,8 +8565,8 @@ axhQ82NTAend:
 	VZEROUPPER
 	RET
 
-// func dotQ8Heads4AVX512NTA(out []float32, ostride int, q []byte, qstride int, k []byte, kstride, n, steps int, scale float32, heads, hout, hq, hk int)
-TEXT ·dotQ8Heads4AVX512NTA(SB), NOSPLIT, $32-152
+// func dotQ8Heads4AVX512NTA(out []float32, ostride int, q []byte, qstride int, k []byte, kstride, n, steps int, scale float32, heads, hout, hq, hk, pnear, pfar, pr int)
+TEXT ·dotQ8Heads4AVX512NTA(SB), NOSPLIT, $32-176
 	MOVQ out_base+0(FP), R8
 	MOVQ ostride+24(FP), R9
 	SHLQ $2, R9
@@ -8449,8 +8581,6 @@ TEXT ·dotQ8Heads4AVX512NTA(SB), NOSPLIT, $32-152
 	MOVQ n+96(FP), DX
 	VBROADCASTSS scale+112(FP), Z14
 	VMOVDQU32 attnperm<>(SB), Z15
-	MOVQ R10, R15
-	SHLQ $4, R15
 adhQ84NTAg4:
 	CMPQ DX, $4
 	JLT adhQ84NTAg2
@@ -8460,6 +8590,10 @@ adhQ84NTAg4:
 	MOVQ heads+120(FP), AX
 	MOVQ AX, 24(SP)
 adhQ84NTAh4:
+	MOVQ pnear+152(FP), R15
+	MOVQ pr+168(FP), AX
+	CMPQ 24(SP), AX
+	CMOVQLE pfar+160(FP), R15
 	MOVQ SI, AX
 	MOVQ DI, BX
 	MOVQ steps+104(FP), R14
@@ -8605,6 +8739,10 @@ adhQ84NTAg2:
 	MOVQ heads+120(FP), AX
 	MOVQ AX, 24(SP)
 adhQ84NTAh2:
+	MOVQ pnear+152(FP), R15
+	MOVQ pr+168(FP), AX
+	CMPQ 24(SP), AX
+	CMOVQLE pfar+160(FP), R15
 	MOVQ SI, AX
 	MOVQ DI, BX
 	MOVQ steps+104(FP), R14
@@ -8717,6 +8855,10 @@ adhQ84NTAg1:
 	MOVQ heads+120(FP), AX
 	MOVQ AX, 24(SP)
 adhQ84NTAh1:
+	MOVQ pnear+152(FP), R15
+	MOVQ pr+168(FP), AX
+	CMPQ 24(SP), AX
+	CMOVQLE pfar+160(FP), R15
 	MOVQ SI, AX
 	MOVQ DI, BX
 	MOVQ steps+104(FP), R14
@@ -8822,8 +8964,8 @@ adhQ84NTAend:
 	VZEROUPPER
 	RET
 
-// func axpyQ8Heads4AVX512NTA(y []float32, ystride int, p []float32, pstride, n int, v []byte, vstride, chunks int, heads, hy, hp, hv int)
-TEXT ·axpyQ8Heads4AVX512NTA(SB), NOSPLIT, $64-144
+// func axpyQ8Heads4AVX512NTA(y []float32, ystride int, p []float32, pstride, n int, v []byte, vstride, chunks int, heads, hy, hp, hv, pnear, pfar, pr int)
+TEXT ·axpyQ8Heads4AVX512NTA(SB), NOSPLIT, $64-168
 	MOVQ y_base+0(FP), DI
 	MOVQ ystride+24(FP), R9
 	SHLQ $2, R9
@@ -8834,8 +8976,6 @@ TEXT ·axpyQ8Heads4AVX512NTA(SB), NOSPLIT, $64-144
 	LEAQ (R12)(R12*2), R14
 	MOVQ v_base+72(FP), SI
 	MOVQ vstride+96(FP), R10
-	MOVQ R10, R11
-	SHLQ $4, R11
 	MOVQ n+64(FP), AX
 	MOVQ AX, 0(SP)
 axhQ84NTArows:
@@ -8852,6 +8992,10 @@ axhQ84NTArows:
 	MOVQ heads+112(FP), AX
 	MOVQ AX, 32(SP)
 axhQ84NTAhead:
+	MOVQ pnear+144(FP), R11
+	MOVQ pr+160(FP), AX
+	CMPQ 32(SP), AX
+	CMOVQLE pfar+152(FP), R11
 	MOVQ DI, 48(SP)
 	MOVQ SI, 56(SP)
 	MOVQ chunks+104(FP), CX

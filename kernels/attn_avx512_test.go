@@ -250,3 +250,34 @@ func BenchmarkAttentionHeadsStream(b *testing.B) {
 		})
 	}
 }
+
+// TestHeadsPrefetch: the heads kernels' prefetch offsets point each head
+// of a group of rows at the bytes read the distance on in the order of
+// reading (heads of a group, then the next group), whether that is in
+// the same group or a later one.
+func TestHeadsPrefetch(t *testing.T) {
+	defer func(a int) { headsAheadBytes = a }(headsAheadBytes)
+	for _, ahead := range []int{1, 1000, 10 << 10, 40 << 10} {
+		headsAheadBytes = ahead
+		for _, rows := range []int{4, 8, 16} {
+			for _, hk := range []int{128, 136, 256, 512} {
+				for heads := 1; heads <= 9; heads++ {
+					stride := heads*hk + 64 // padded rows too
+					p := headsPrefetch(rows, stride, hk, heads)
+					d := max(1, ahead/(rows*hk))
+					for h := range heads {
+						off := p[0]
+						if heads-h <= p[2] {
+							off = p[1]
+						}
+						i := h + d
+						want := (i/heads)*rows*stride + (i%heads-h)*hk
+						if off != want {
+							t.Fatalf("ahead %d, %d rows of %d heads of %d bytes: head %d prefetches %d bytes on, want %d", ahead, rows, heads, hk, h, off, want)
+						}
+					}
+				}
+			}
+		}
+	}
+}

@@ -12,9 +12,13 @@ import "fmt"
 // key's score; a value column's multiply-adds in order of position), so
 // the bits are those of a call per head.
 
-// headsAhead is how many rows on the kernels prefetch (the next rows of
-// the same head; prefetching never faults past the cache's end).
-const headsAhead = 16
+// The kernels prefetch the bytes they will read some way ahead in the
+// order they read them (a group of rows' heads one after another, then
+// the next group's): a head's rows at pnear bytes from those being read,
+// or, for the last pr heads of a group, at pfar (their successors are in
+// the next group of rows). kernels.headsPrefetch sets the three; the
+// distance is a variable there, tuned by measurement. Prefetching never
+// faults past the cache's end.
 
 // valueRows is the value rows the axpy kernel takes for every head before
 // it moves on (each head's output rows are loaded and stored once per
@@ -26,16 +30,15 @@ const valueRows = 16
 // hout, hq, hk int): dot<T>x<m>AVX512 for each head h < heads, its
 // scores hout bytes on in out, its query rows hq bytes on in q and its
 // keys hk bytes on in each row, a group of keys for every head before the
-// next group. Stack: the group's DI, SI and R8, heads left.
+// next group, prefetching as the file's comment says. Stack: the group's
+// DI, SI and R8, heads left.
 func attnDotHeads512(a *asm, t attnType, m int) {
 	name := fmt.Sprintf("dot%sHeads%dAVX512%s", t.name, m, t.tag)
 	l := func(s string) string { return fmt.Sprintf("adh%s%d%s%s", t.name, m, t.tag, s) }
 	tmp, big, qt := attnDotShape(t, m)
-	a.raw("// func %s(out []float32, ostride int, q %s, qstride int, k []byte, kstride, n, steps int, scale float32, heads, hout, hq, hk int)", name, qt)
-	a.raw("TEXT ·%s(SB), NOSPLIT, $32-152", name)
+	a.raw("// func %s(out []float32, ostride int, q %s, qstride int, k []byte, kstride, n, steps int, scale float32, heads, hout, hq, hk, pnear, pfar, pr int)", name, qt)
+	a.raw("TEXT ·%s(SB), NOSPLIT, $32-176", name)
 	attnDotArgs(a, t, m)
-	a.op("MOVQ R10, R15")
-	a.op("SHLQ $%d, R15", log2(headsAhead))
 	attnKeyGroups(a, l, big, func(g int) {
 		a.op("MOVQ DI, 0(SP)")
 		a.op("MOVQ SI, 8(SP)")
@@ -43,6 +46,7 @@ func attnDotHeads512(a *asm, t attnType, m int) {
 		a.op("MOVQ heads+120(FP), AX")
 		a.op("MOVQ AX, 24(SP)")
 		a.label(l(fmt.Sprint("h", g)))
+		headsAheadOffset(a, "R15", "24(SP)", 152)
 		attnDotGroup(a, t, m, g, tmp, l(fmt.Sprint("s", g)))
 		a.op("ADDQ hk+144(FP), DI")
 		a.op("ADDQ hq+136(FP), SI")
@@ -57,19 +61,18 @@ func attnDotHeads512(a *asm, t attnType, m int) {
 
 // attnAxpyHeads512 emits axpy<T>Heads<m>AVX512(y []float32, ystride int,
 // p []float32, pstride, n int, v []byte, vstride, chunks int, heads, hy,
-// hp, hv int): axpy<T>x<m>AVX512 for each head h < heads, its output rows
-// hy bytes on in y, its weights hp bytes on in p and its values hv bytes
-// on in each row, valueRows rows for every head before the next rows.
-// Stack: rows left, the group's DI, R8 and SI, heads left, the group's
-// rows, a head's DI and SI.
+// hp, hv, pnear, pfar, pr int): axpy<T>x<m>AVX512 for each head h <
+// heads, its output rows hy bytes on in y, its weights hp bytes on in p
+// and its values hv bytes on in each row, valueRows rows for every head
+// before the next rows, prefetching as the file's comment says. Stack:
+// rows left, the group's DI, R8 and SI, heads left, the group's rows, a
+// head's DI and SI.
 func attnAxpyHeads512(a *asm, t attnType, m int) {
 	name := fmt.Sprintf("axpy%sHeads%dAVX512%s", t.name, m, t.tag)
 	l := func(s string) string { return fmt.Sprintf("axh%s%d%s%s", t.name, m, t.tag, s) }
-	a.raw("// func %s(y []float32, ystride int, p []float32, pstride, n int, v []byte, vstride, chunks int, heads, hy, hp, hv int)", name)
-	a.raw("TEXT ·%s(SB), NOSPLIT, $64-144", name)
+	a.raw("// func %s(y []float32, ystride int, p []float32, pstride, n int, v []byte, vstride, chunks int, heads, hy, hp, hv, pnear, pfar, pr int)", name)
+	a.raw("TEXT ·%s(SB), NOSPLIT, $64-168", name)
 	attnAxpyArgs(a)
-	a.op("MOVQ R10, R11")
-	a.op("SHLQ $%d, R11", log2(headsAhead))
 	a.op("MOVQ n+64(FP), AX")
 	a.op("MOVQ AX, 0(SP)")
 	a.label(l("rows"))
@@ -86,6 +89,7 @@ func attnAxpyHeads512(a *asm, t attnType, m int) {
 	a.op("MOVQ heads+112(FP), AX")
 	a.op("MOVQ AX, 32(SP)")
 	a.label(l("head"))
+	headsAheadOffset(a, "R11", "32(SP)", 144)
 	a.op("MOVQ DI, 48(SP)")
 	a.op("MOVQ SI, 56(SP)")
 	a.op("MOVQ chunks+104(FP), CX")
@@ -115,11 +119,13 @@ func attnAxpyHeads512(a *asm, t attnType, m int) {
 	a.raw("")
 }
 
-// log2 is the exponent of a power of two.
-func log2(n int) int {
-	k := 0
-	for 1<<k < n {
-		k++
-	}
-	return k
+// headsAheadOffset sets reg, the prefetch offset of the head whose
+// count of heads left (with itself) is at left: pnear, or pfar where
+// that count is pr or less (pnear, pfar and pr at off(FP) on; AX
+// scratch).
+func headsAheadOffset(a *asm, reg, left string, off int) {
+	a.op("MOVQ pnear+%d(FP), %s", off, reg)
+	a.op("MOVQ pr+%d(FP), AX", off+16)
+	a.op("CMPQ %s, AX", left)
+	a.op("CMOVQLE pfar+%d(FP), %s", off+8, reg)
 }
