@@ -17,6 +17,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/siskin-ml/siskin/kernels"
+	"github.com/siskin-ml/siskin/kv"
 	"github.com/siskin-ml/siskin/model"
 	"github.com/siskin-ml/siskin/model/load"
 	"github.com/siskin-ml/siskin/quantize"
@@ -58,6 +59,38 @@ func (opt *Options) timed(test string, reps func() error) error {
 		err = serr
 	}
 	return err
+}
+
+// repeat runs opt.Reps repetitions of a test at each of n depths (rep(i)
+// runs one at depth i, whose result is rs[i]). They take the depths in
+// turn, so a shared machine's changing load falls on every depth alike
+// and their ratio (-d 0,2048) holds steadier; a CPU profile needs a
+// test's repetitions in one span, so with one they run depth by depth.
+func (opt *Options) repeat(n int, rs []*Result, rep func(i int) error) error {
+	if opt.Profile == nil {
+		for range opt.Reps {
+			for i := range n {
+				if err := rep(i); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	for i := range n {
+		err := opt.timed(rs[i].Test, func() error {
+			for range opt.Reps {
+				if err := rep(i); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // ModelInfo describes the model under test.
@@ -163,7 +196,9 @@ func paramsLabel(n int64) string {
 // (N tokens one at a time from an empty cache), for every depth (the
 // cache first holding that many tokens), each after one untimed
 // warm-up (the prompt once; one token for generation, as llama-bench does)
-// and repeated opt.Reps times. Tokens are random ids, as in llama-bench.
+// and repeated opt.Reps times, the depths in turn (Options.repeat).
+// Tokens are random ids, as in llama-bench. Every depth's context is held
+// at once.
 func Run(m model.Model, info ModelInfo, opt Options) ([]Result, error) {
 	if opt.Threads <= 0 {
 		opt.Threads = runtime.GOMAXPROCS(0)
@@ -210,102 +245,111 @@ func Run(m model.Model, info ModelInfo, opt Options) ([]Result, error) {
 	if len(depths) == 0 {
 		depths = []int{0}
 	}
-	var results []Result
 	for _, d := range depths {
 		if d < 0 {
 			return nil, fmt.Errorf("depth %d < 0", d)
 		}
-		// The context is filled once per depth (in chunks, so activations
-		// stay small) and every run starts from a copy of it.
-		base := m.NewCache()
+	}
+	// Each depth's context is filled once (in chunks, so activations stay
+	// small) and every run starts from a copy of it.
+	bases := make([]*kv.Cache, len(depths))
+	for i, d := range depths {
+		bases[i] = m.NewCache()
 		for done := 0; done < d; {
 			n := min(512, d-done)
-			if _, err := m.Forward(base, randomTokens(n), false); err != nil {
+			if _, err := m.Forward(bases[i], randomTokens(n), false); err != nil {
 				return nil, fmt.Errorf("filling %d tokens of context: %w", d, err)
 			}
 			done += n
 		}
-		name := func(test string) string {
-			if d > 0 {
-				return fmt.Sprintf("%s @ d%d", test, d)
-			}
-			return test
+	}
+	var tests []benchTest
+	for _, n := range opt.Prompts {
+		if n > 0 {
+			tests = append(tests, benchTest{name: fmt.Sprintf("pp%d", n), prompt: n})
 		}
-		for _, n := range opt.Prompts {
-			if n <= 0 {
-				continue
-			}
-			tokens := randomTokens(n)
-			run := func() (time.Duration, error) {
-				c := base.Clone(n)
-				start := time.Now()
-				_, err := m.Forward(c, tokens, false)
-				return time.Since(start), err
-			}
-			test := name(fmt.Sprintf("pp%d", n))
-			if _, err := run(); err != nil { // warm-up
-				return nil, fmt.Errorf("%s: %w", test, err)
-			}
-			r := newResult(test, n, 0)
-			r.NDepth = d
-			if err := opt.timed(test, func() error {
-				for range opt.Reps {
-					dur, err := run()
-					if err != nil {
-						return err
-					}
-					r.addSample(n, dur)
-				}
-				return nil
-			}); err != nil {
-				return nil, fmt.Errorf("%s: %w", test, err)
-			}
-			r.summarize()
-			results = append(results, r)
+	}
+	for _, n := range opt.Gens {
+		if n > 0 {
+			tests = append(tests, benchTest{name: fmt.Sprintf("tg%d", n), gen: n})
 		}
-		for _, n := range opt.Gens {
-			if n <= 0 {
-				continue
+	}
+	byDepth := make([][]Result, len(depths))
+	for _, t := range tests {
+		runs := make([]func(warmUp bool) (time.Duration, error), len(depths))
+		rs := make([]*Result, len(depths))
+		for i, d := range depths {
+			byDepth[i] = append(byDepth[i], newResult(t.at(d), t.prompt, t.gen))
+			rs[i] = &byDepth[i][len(byDepth[i])-1]
+			rs[i].NDepth = d
+			runs[i] = t.runner(m, bases[i], randomTokens(t.prompt+t.gen))
+			if _, err := runs[i](true); err != nil {
+				return nil, fmt.Errorf("%s: %w", rs[i].Test, err)
 			}
-			tokens := randomTokens(n)
-			run := func(tokens []int) (time.Duration, error) {
-				c := base.Clone(n)
-				start := time.Now()
-				for _, t := range tokens {
-					if _, err := m.Forward(c, []int{t}, false); err != nil {
-						return 0, err
-					}
-				}
-				return time.Since(start), nil
+		}
+		rep := func(i int) error {
+			dur, err := runs[i](false)
+			if err != nil {
+				return fmt.Errorf("%s: %w", rs[i].Test, err)
 			}
-			test := name(fmt.Sprintf("tg%d", n))
-			if _, err := run(tokens[:1]); err != nil { // warm-up
-				return nil, fmt.Errorf("%s: %w", test, err)
-			}
-			r := newResult(test, 0, n)
-			r.NDepth = d
-			if err := opt.timed(test, func() error {
-				for range opt.Reps {
-					dur, err := run(tokens)
-					if err != nil {
-						return err
-					}
-					r.addSample(n, dur)
-				}
-				return nil
-			}); err != nil {
-				return nil, fmt.Errorf("%s: %w", test, err)
-			}
+			rs[i].addSample(t.prompt+t.gen, dur)
+			return nil
+		}
+		if err := opt.repeat(len(depths), rs, rep); err != nil {
+			return nil, err
+		}
+		for _, r := range rs {
 			r.summarize()
-			if bw.Median > 0 && info.WeightBytes > 0 {
+			if t.gen > 0 && bw.Median > 0 && info.WeightBytes > 0 {
 				ceiling := bw.Median * 1e9 / float64(info.WeightBytes)
 				share := r.TPSMedian / ceiling
 				r.CeilingTPS, r.CeilingShare = &ceiling, &share
 			}
-			results = append(results, r)
 		}
 	}
+	var results []Result
+	for _, rs := range byDepth {
+		results = append(results, rs...)
+	}
 	return results, nil
+}
+
+// benchTest is a ppN (prompt N) or tgN (gen N) test.
+type benchTest struct {
+	name        string
+	prompt, gen int
+}
+
+// at is the test's name at depth d.
+func (t benchTest) at(d int) string {
+	if d > 0 {
+		return fmt.Sprintf("%s @ d%d", t.name, d)
+	}
+	return t.name
+}
+
+// runner returns a function that runs the test once from a copy of base
+// on tokens and returns its time: the whole prompt as one batch, or the
+// tokens one at a time; as a warm-up, the prompt or one token.
+func (t benchTest) runner(m model.Model, base *kv.Cache, tokens []int) func(warmUp bool) (time.Duration, error) {
+	return func(warmUp bool) (time.Duration, error) {
+		c := base.Clone(len(tokens))
+		start := time.Now()
+		if t.prompt > 0 {
+			_, err := m.Forward(c, tokens, false)
+			return time.Since(start), err
+		}
+		run := tokens
+		if warmUp {
+			run = tokens[:1]
+		}
+		for _, tok := range run {
+			if _, err := m.Forward(c, []int{tok}, false); err != nil {
+				return 0, err
+			}
+		}
+		return time.Since(start), nil
+	}
 }
 
 func (r *Result) addSample(n int, d time.Duration) {

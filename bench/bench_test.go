@@ -3,10 +3,13 @@ package bench
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/siskin-ml/siskin/internal/testdata"
+	"github.com/siskin-ml/siskin/kv"
+	"github.com/siskin-ml/siskin/model"
 	"github.com/siskin-ml/siskin/model/load"
 )
 
@@ -85,5 +88,56 @@ func TestRunJSON(t *testing.T) {
 				t.Errorf("table:\n%s", table.String())
 			}
 		})
+	}
+}
+
+// forwardLog is a model that logs the cache length each one-token step
+// starts from.
+type forwardLog struct {
+	model.Model
+	steps []int
+}
+
+func (f *forwardLog) Forward(c *kv.Cache, tokens []int, all bool) ([]float32, error) {
+	if len(tokens) == 1 {
+		f.steps = append(f.steps, c.Len())
+	}
+	return f.Model.Forward(c, tokens, all)
+}
+
+// A test's repetitions take the depths in turn (each after its warm-up),
+// or, under a CPU profile, run depth by depth, one profile each; the
+// results come in order of depth either way.
+func TestRunDepthsInTurn(t *testing.T) {
+	lm, err := load.Open(testdata.Path(t, "llm", "tiny", "models", "qwen3-tiny-f32.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lm.Close()
+	for _, profiled := range []bool{false, true} {
+		f := &forwardLog{Model: lm.Model}
+		opt := Options{Gens: []int{2}, Depths: []int{0, 8}, Threads: 1, Reps: 2, BandwidthBytes: -1}
+		var profiles []string
+		want := []int{0, 8, 0, 1, 8, 9, 0, 1, 8, 9} // warm-ups, then the depths in turn
+		if profiled {
+			opt.Profile = func(test string) (func() error, error) {
+				profiles = append(profiles, test)
+				return func() error { return nil }, nil
+			}
+			want = []int{0, 8, 0, 1, 0, 1, 8, 9, 8, 9}
+		}
+		res, err := Run(f, ModelInfo{}, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(f.steps, want) {
+			t.Errorf("profiled %v: steps from cache lengths %v, want %v", profiled, f.steps, want)
+		}
+		if profiled && !slices.Equal(profiles, []string{"tg2", "tg2 @ d8"}) {
+			t.Errorf("profiles %q", profiles)
+		}
+		if len(res) != 2 || res[0].Test != "tg2" || res[1].Test != "tg2 @ d8" || res[1].NDepth != 8 || len(res[0].SamplesNS) != 2 || len(res[1].SamplesNS) != 2 {
+			t.Errorf("profiled %v: results %+v", profiled, res)
+		}
 	}
 }

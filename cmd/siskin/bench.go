@@ -38,7 +38,10 @@ func benchCmd() *cobra.Command {
 		Short: "Measure prompt processing and generation speed, like llama-bench, against the memory bandwidth",
 		Long: `Measure a model like llama-bench: ppN processes an N-token prompt of random tokens as one batch
 from an empty cache, tgN generates N tokens one at a time from an empty cache (after an untimed
-warm-up); tokens/s is N over the time, median [min-max] over -r repetitions.
+warm-up); tokens/s is N over the time, median [min-max] over -r repetitions. With -d, each
+test also runs after that many tokens of context, and its repetitions take the depths in turn
+(one at each, then again), so a shared machine's changing load falls on every depth alike;
+with --cpuprofile, which needs a test's repetitions in one span, they run depth by depth.
 
 In the same run it measures the memory read bandwidth (-t goroutines summing a buffer much larger
 than the last-level cache, 1 GiB by default, median of 5 passes) and reports generation as a share
