@@ -146,10 +146,11 @@ func axpyQ8Heads4AVX512NTA(y []float32, ystride int, p []float32, pstride, n int
 // bytes they read, in the order they read them (a variable for the
 // benchmarks that tune it). Decode attention over Qwen3-1.7B's shape at
 // depth 2048 (28 layers, two threads, Zen 5; each distance timed in turn
-// step by step, three runs) took 0.87-0.88 of the time of the 16 rows of
+// step by step, five runs) took 0.86-0.87 of the time of the 16 rows of
 // the same head ahead that the kernels prefetched before (32 KiB of f16)
-// over an f16 cache, 0.97-0.98 over q8_0 (17 KiB before); 8 and 12 KiB
-// came close, 4 and 6 KiB were slower than before.
+// over an f16 cache, 0.95-0.98 over q8_0 (17 KiB before); 8 and 12 KiB
+// came close, 4 and 6 KiB were slower (over q8_0, 1.13-1.33x the old
+// time).
 var headsAheadBytes = 10 << 10
 
 // headsKeyRows and headsValueRows are the rows the heads kernels read
