@@ -153,11 +153,13 @@ func axpyQ8Heads4AVX512NTA(y []float32, ystride int, p []float32, pstride, n int
 // time).
 var headsAheadBytes = 10 << 10
 
-// headsKeyRows and headsValueRows are the rows the heads kernels read
-// for every head before the next (kernels/_gen: the dot kernels' largest
-// group of keys, valueRows).
+// headsValueRows is the value rows the axpy heads kernels read for every
+// head before the next (kernels/_gen: valueRows).
 const headsValueRows = 16
 
+// headsKeyRows is the keys the dot heads kernels for m query rows read
+// for every head before the next (kernels/_gen: attnDotShape's largest
+// group).
 func headsKeyRows(m int) int {
 	if m == 4 {
 		return 4
