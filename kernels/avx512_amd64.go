@@ -130,15 +130,11 @@ func rowsOf8(f, base floatVecAsm) floatVecAsm {
 // pairedPacked wraps AVX-512 packed kernels that take groups two at a
 // time (gb bytes per group block, xb activation bytes per block): an odd
 // last group runs base's kernel, which gives the same bits. base's pack
-// is kept, and its one-row kernel where f1 is nil; its eight-row kernel
-// is dropped (Q6_K: four rows of the AVX-512 kernel measured 1.5x its
-// speed).
+// is kept; its eight-row kernel is dropped (Q6_K: four rows of the
+// AVX-512 kernel measured 1.5x its speed).
 func pairedPacked(base *packedKernel, gb, xb int, f1 packVecAsm, f4 packVec4Asm) *packedKernel {
 	k := *base
 	k.vec8 = nil
-	if f1 == nil {
-		f1 = func(out []float32, w []byte, groups, blocks int, x []byte) { base.vec1(out, w, groups, blocks, x) }
-	}
 	k.vec1 = func(out []float32, w []byte, groups, blocks int, x []byte) {
 		g := groups &^ 1
 		if g > 0 {

@@ -25,6 +25,13 @@ func pairEnd(a *asm, A int, pair string) {
 		a.op("VMOVUPS Z14, (DI)(R8*2)")
 		a.op("VMOVUPS Z15, (DI)(R9*1)")
 	}
+	pairNext(a, pair)
+}
+
+// pairNext closes a pair kernel's loop over pairs of groups: DI past the
+// pair's 16 outputs, SI past its second group, back to pair while pairs
+// are left (CX), then the return.
+func pairNext(a *asm, pair string) {
 	a.op("ADDQ $64, DI")
 	a.op("ADDQ R10, SI") // past group g+1
 	a.op("DECQ CX")
@@ -567,9 +574,9 @@ func q8z(a *asm, four bool, A int) {
 // q8zBlock: one block of q8z, moving the pointers past it; it
 // prefetches lines (offsets from BX), spread over its load steps.
 func q8zBlock(a *asm, four bool, A int, lines []int) {
-	steps, gb := 8, 272
+	gb := 272
 	if four {
-		steps, gb = 4, 144
+		gb = 144
 	}
 	for r := 0; r < A; r++ {
 		a.op("VPXORD %s, %s, %s", z(r), z(r), z(r))
@@ -577,7 +584,7 @@ func q8zBlock(a *asm, four bool, A int, lines []int) {
 	}
 	if four {
 		for k := 0; k < 4; k++ {
-			prefetchStep(a, lines, k, steps)
+			prefetchStep(a, lines, k, 4)
 			pairLoad(a, 32*k, 29)
 			a.op("VPSRLW $4, Z29, Z30")
 			a.op("VPANDD Z9, Z29, Z29")
@@ -589,7 +596,7 @@ func q8zBlock(a *asm, four bool, A int, lines []int) {
 		}
 	} else {
 		for k := 0; k < 8; k++ {
-			prefetchStep(a, lines, k, steps)
+			prefetchStep(a, lines, k, 8)
 			pairLoad(a, 32*k, 29)
 			a.op("VPXORD Z9, Z29, Z29")
 			for r := 0; r < A; r++ {

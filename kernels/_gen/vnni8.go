@@ -116,13 +116,7 @@ func v8EpilogueAt(a *asm, l string, f, fOff int, base string) {
 		}
 		a.op("VMOVUPS %s, %s", src, v8Outs[r])
 	}
-	a.op("ADDQ $64, DI")
-	a.op("ADDQ R10, SI") // past group g+1
-	a.op("DECQ CX")
-	a.op("JNZ %spair", l)
-	a.op("VZEROUPPER")
-	a.op("RET")
-	a.raw("")
+	pairNext(a, l+"pair")
 }
 
 // v8ZeroStack zeroes the eight float sums on the stack at fOff.
