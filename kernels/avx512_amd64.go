@@ -36,6 +36,7 @@ func avx512Kernels() map[tensor.Type]*matKernel {
 	withVec8AVX512(m) // vnni8_amd64.go
 	withW16A16(m)     // w16a16_amd64.go
 	m[tensor.Q5_K] = withVec(m[tensor.Q5_K], blockVec(176, 308, q5kVecAVX512), blockVec4(176, 308, q5kVec4AVX512))
+	m[tensor.Q5_K] = withPacked(m[tensor.Q5_K], pairedPacked(m[tensor.Q5_K].packed, 8*176, 308, streamVec1(q5kPackVecAVX512, q5kPackVecAVX512NTA), q5kPackVec4AVX512))
 	for t, quant := range map[tensor.Type]func([]byte, []float32){
 		tensor.Q4_0: quantQ8a512, tensor.Q8_0: quantQ8a512,
 		tensor.Q4_K: quantQ8ka512, tensor.Q5_K: quantQ8ka512, tensor.Q6_K: quantQ8ka512,
@@ -226,6 +227,15 @@ func q4_0PackVecAVX512NTA(out []float32, w []byte, groups, blocks int, x []byte)
 
 //go:noescape
 func q4kPackVec4AVX512(out []float32, ostride int, w []byte, groups, blocks int, x []byte, xstride int)
+
+//go:noescape
+func q5kPackVecAVX512(out []float32, w []byte, groups, blocks int, x []byte)
+
+//go:noescape
+func q5kPackVecAVX512NTA(out []float32, w []byte, groups, blocks int, x []byte)
+
+//go:noescape
+func q5kPackVec4AVX512(out []float32, ostride int, w []byte, groups, blocks int, x []byte, xstride int)
 
 //go:noescape
 func q6kPackVecAVX512(out []float32, w []byte, groups, blocks int, x []byte)

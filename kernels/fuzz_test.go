@@ -40,6 +40,7 @@ func FuzzDotW16A16(f *testing.F) { fuzzDot(f, tensor.W16A16) }
 func FuzzPackedQ4_0(f *testing.F) { fuzzPacked(f, tensor.Q4_0) }
 func FuzzPackedQ8_0(f *testing.F) { fuzzPacked(f, tensor.Q8_0) }
 func FuzzPackedQ4K(f *testing.F)  { fuzzPacked(f, tensor.Q4_K) }
+func FuzzPackedQ5K(f *testing.F)  { fuzzPacked(f, tensor.Q5_K) }
 func FuzzPackedQ6K(f *testing.F)  { fuzzPacked(f, tensor.Q6_K) }
 func FuzzPackedW4A8(f *testing.F) { fuzzPacked(f, tensor.W4A8) }
 func FuzzPackedW8A8(f *testing.F) { fuzzPacked(f, tensor.W8A8) }

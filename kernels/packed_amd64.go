@@ -70,6 +70,12 @@ func q4kPackVecAVX2(out []float32, w []byte, groups, blocks int, x []byte)
 func q4kPackVec4AVX2(out []float32, ostride int, w []byte, groups, blocks int, x []byte, xstride int)
 
 //go:noescape
+func q5kPackVecAVX2(out []float32, w []byte, groups, blocks int, x []byte)
+
+//go:noescape
+func q5kPackVec4AVX2(out []float32, ostride int, w []byte, groups, blocks int, x []byte, xstride int)
+
+//go:noescape
 func q6kPackVecAVX2(out []float32, w []byte, groups, blocks int, x []byte)
 
 //go:noescape

@@ -36,6 +36,13 @@ import (
 //	128+256c, load k (k<8) at +32k holds row r's bytes 32c+4k..+3 (low
 //	nibbles: elements 64c+4k+i of sub-block 2c, high: 64c+32+4k+i).
 //
+// Q5_K (1408 bytes):  [0,1152) as Q4_K (its d, dmin, scales and the
+//
+//	low nibbles of its quants); [1152,1408) the fifth bits: load k (k<8)
+//	at 1152+32k holds row r's qh bytes 4k..4k+3 (bit b of qh byte l is
+//	the fifth bit of element 32b+l, so one load serves the elements 4k+i
+//	of every sub-block).
+//
 // Q6_K (1680 bytes):  [0,1024) low bits: half n (128 elements) at 512n,
 //
 //	load k (k<8) at +32k holds row r's ql bytes 64n+4k..+3 and at
@@ -95,6 +102,20 @@ func init() {
 		for k := 0; k < 8; k++ {
 			add(tensor.Q4_K, 16+32*c+4*k, 128+256*c+32*k, 4)
 		}
+	}
+	// Q5_K: d, dmin and scales as Q4_K, qh at 16, qs at 48.
+	add(tensor.Q5_K, 0, 0, 2)
+	add(tensor.Q5_K, 2, 16, 2)
+	for v := 0; v < 3; v++ {
+		add(tensor.Q5_K, 4+4*v, 32+32*v, 4)
+	}
+	for c := 0; c < 4; c++ {
+		for k := 0; k < 8; k++ {
+			add(tensor.Q5_K, 48+32*c+4*k, 128+256*c+32*k, 4)
+		}
+	}
+	for k := 0; k < 8; k++ {
+		add(tensor.Q5_K, 16+4*k, 1152+32*k, 4)
 	}
 	// Q6_K: ql at 0, qh at 128, scales at 192, d at 208.
 	for n := 0; n < 2; n++ {

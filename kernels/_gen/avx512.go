@@ -108,6 +108,7 @@ func zConstants(a *asm) {
 	a.data64("zk03", splat(0x03))
 	a.data64("zk0c", splat(0x0c))
 	a.data64("zk30", splat(0x30))
+	a.data64("zk10", splat(0x10))
 	// zkdJ: the scale of sub-block J (of 4) of each row as an int32, from
 	// the decoded scale bytes (row r at bytes 4r..4r+3).
 	for j := 0; j < 4; j++ {
@@ -148,6 +149,11 @@ func pairLoad(a *asm, off int, r int) {
 // integer sums; Z12+a the float sums. Stack: the four min pair vectors.
 func q4k512(a *asm, A int) { q4k512With(a, A, false) }
 
+// q5k512 is Q5_K in q4k512's manner (the group block of packlayout.go:
+// Q4_K's, then the fifth bits, which each step ORs into its quants as
+// q5kHigh512 does).
+func q5k512(a *asm, A int) { q45k512With(a, A, false, true) }
+
 // q4k512Far is the four-row Q4_K kernel with a far prefetch besides the
 // near one: each block also prefetches into L2 the same block of the
 // next pair (kernels.farBlocks says where it pays).
@@ -170,18 +176,24 @@ func pairNames(typ string, A int, far bool) (string, func(string) string) {
 	return name + tune.suffix, func(s string) string { return fmt.Sprintf("%sz%d%s%s%s", typ, A, tune.suffix, far0, s) }
 }
 
-func q4k512With(a *asm, A int, far bool) {
+func q4k512With(a *asm, A int, far bool) { q45k512With(a, A, far, false) }
+
+func q45k512With(a *asm, A int, far, five bool) {
 	args := "$256-88"
 	if A == 4 {
 		args = "$256-104"
 	}
-	name, l := pairNames("q4k", A, far)
+	typ, gb := "q4k", 1152
+	if five {
+		typ, gb = "q5k", 1408
+	}
+	name, l := pairNames(typ, A, far)
 	a.raw("// func %s%s", name, sig(A))
 	a.raw("TEXT ·%s(SB), NOSPLIT, %s", name, args)
 	loadArgs(a, A)
 	a.op("SHRQ $1, CX")
 	a.op("MOVQ blocks+%d(FP), R10", blocksOff(A))
-	a.op("IMUL3Q $1152, R10, R10")
+	a.op("IMUL3Q $%d, R10, R10", gb)
 	a.op("VMOVDQU64 zk0f<>(SB), Z9")
 	entryPrefetch(a, tune.ahead(prefetchAhead)+128)
 	a.label(l("pair"))
@@ -203,24 +215,30 @@ func q4k512With(a *asm, A int, far bool) {
 	}
 	// The block's first 128 bytes (d, dmin, scales) here; its quants'
 	// 1024 chunk by chunk (q4kChunk1, q4kChunk4).
-	pairPrefetchBase(a, 1152, tune.ahead(prefetchAhead), scratchReg(A))
+	pairPrefetchBase(a, gb, tune.ahead(prefetchAhead), scratchReg(A))
 	if !tune.old {
 		prefetchPair(a, tune.ahead(prefetchAhead))
 		prefetchPair(a, tune.ahead(prefetchAhead)+64)
 	}
 	q4kScales512(a)
+	if five {
+		a.op("VMOVDQU64 zk10<>(SB), Z10")
+	}
 	for i := 0; i < A; i++ {
 		a.op("VPXORD %s, %s, %s", z(4+i), z(4+i), z(4+i))
 	}
 	for c := 0; c < 4; c++ {
+		if five {
+			prefetchPair(a, tune.ahead(prefetchAhead)+1152+64*c)
+		}
 		if A == 1 {
-			q4kChunk1(a, c)
+			q4kChunk1(a, c, five)
 		} else {
-			q4kChunk4(a, c)
+			q4kChunk4(a, c, five)
 		}
 	}
 	q4kFloat512(a, A)
-	a.op("ADDQ $1152, SI")
+	a.op("ADDQ $%d, SI", gb)
 	a.op("ADDQ $256, R12")
 	a.op("ADDQ $4, R13")
 	a.op("ADDQ $16, AX")
@@ -263,8 +281,9 @@ func q4kScales512(a *asm) {
 	}
 }
 
-// q4kChunk1: chunk c (sub-blocks 2c, 2c+1) of one activation row.
-func q4kChunk1(a *asm, c int) {
+// q4kChunk1: chunk c (sub-blocks 2c, 2c+1) of one activation row (five:
+// of Q5_K).
+func q4kChunk1(a *asm, c int, five bool) {
 	for _, r := range []int{0, 1, 24, 25} {
 		a.op("VPXORD %s, %s, %s", z(r), z(r), z(r))
 	}
@@ -276,6 +295,9 @@ func q4kChunk1(a *asm, c int) {
 		a.op("VPSRLW $4, Z29, Z30")
 		a.op("VPANDD Z9, Z29, Z29")
 		a.op("VPANDD Z9, Z30, Z30")
+		if five {
+			q5kHigh512(a, c, k)
+		}
 		e := 24 * (k % 2)
 		a.op("VPDPBUSD.BCST %d(R12), Z29, %s", 64*c+4*k, z(e))
 		a.op("VPDPBUSD.BCST %d(R12), Z30, %s", 64*c+32+4*k, z(e+1))
@@ -289,8 +311,8 @@ func q4kChunk1(a *asm, c int) {
 
 // q4kChunk4: chunk c of four activation rows: each load gives both
 // sub-blocks (low nibbles into Z0+r, high into Z24+r), then times their
-// scales into Z4+r.
-func q4kChunk4(a *asm, c int) {
+// scales into Z4+r (five: of Q5_K).
+func q4kChunk4(a *asm, c int, five bool) {
 	for r := 0; r < 4; r++ {
 		a.op("VPXORD %s, %s, %s", z(r), z(r), z(r))
 		a.op("VPXORD %s, %s, %s", z(24+r), z(24+r), z(24+r))
@@ -303,6 +325,9 @@ func q4kChunk4(a *asm, c int) {
 		a.op("VPSRLW $4, Z29, Z30")
 		a.op("VPANDD Z9, Z29, Z29")
 		a.op("VPANDD Z9, Z30, Z30")
+		if five {
+			q5kHigh512(a, c, k)
+		}
 		for r := 0; r < 4; r++ {
 			a.op("VPDPBUSD.BCST %s, Z29, %s", act(64*c+4*k, "R12", r), z(r))
 		}
@@ -315,6 +340,27 @@ func q4kChunk4(a *asm, c int) {
 		a.op("VPADDD %s, %s, %s", z(r), z(4+r), z(4+r))
 		a.op("VPMULLD %s, %s, %s", z(17+2*c), z(24+r), z(24+r))
 		a.op("VPADDD %s, %s, %s", z(24+r), z(4+r), z(4+r))
+	}
+}
+
+// q5kHigh512 ORs the fifth bits of step k of chunk c into the unpacked
+// low (Z29) and high (Z30) nibbles: the pair's qh load k (Z31), bits 2c
+// and 2c+1 moved to bit 4 (Z28) and kept by the 0x10 bytes in Z10, as
+// q5kHigh does on AVX2.
+func q5kHigh512(a *asm, c, k int) {
+	pairLoad(a, 1152+32*k, 31)
+	for h, dst := range []string{"Z29", "Z30"} {
+		src := "Z28"
+		switch s := 4 - 2*c - h; {
+		case s > 0:
+			a.op("VPSLLW $%d, Z31, Z28", s)
+		case s < 0:
+			a.op("VPSRLW $%d, Z31, Z28", -s)
+		default:
+			src = "Z31"
+		}
+		// 0xF8: dst | (src2 & src3).
+		a.op("VPTERNLOGD $0xF8, Z10, %s, %s", src, dst)
 	}
 }
 
@@ -356,6 +402,8 @@ func avx512File() *asm {
 	q4k512(k, 1)
 	q4k512(k, 4)
 	q4k512Far(k)
+	q5k512(k, 1)
+	q5k512(k, 4)
 	q6k512(k, 1)
 	q6k512(k, 4)
 	q6k512Far(k)
@@ -371,6 +419,7 @@ func avx512File() *asm {
 	// (kernels.ntaStream picks them; see streamInsn).
 	tune = tuning{suffix: "NTA", insn: streamInsn}
 	q4k512(k, 1)
+	q5k512(k, 1)
 	q6k512(k, 1)
 	q40z1(k)
 	tune = tuning{}

@@ -111,6 +111,8 @@ func main() {
 	kConstants(k)
 	q4k(k, 1)
 	q4k(k, 4)
+	q5k(k, 1)
+	q5k(k, 4)
 	q6k(k, 1)
 	q6k(k, 4)
 	q6k8(k)
@@ -157,6 +159,7 @@ func kConstants(a *asm) {
 	a.data("pk03", splat(0x03))
 	a.data("pk0c", splat(0x0c))
 	a.data("pk30", splat(0x30))
+	a.data("pk10", splat(0x10))
 	// pkscJ: the int16 pairs of a Q4_K scale vector for sub-block J (of 4)
 	// from the decoded scale bytes (row r of the lane at bytes 4r..4r+3).
 	for j := 0; j < 4; j++ {
@@ -188,7 +191,7 @@ func kConstants(a *asm) {
 	}))
 }
 
-// Q4_K, A activation rows (1 or 4). Registers:
+// Q4_K (five: Q5_K), A activation rows (1 or 4). Registers:
 //
 //	SI weights (group block), DI out, CX groups left, DX blocks left,
 //	R12 activation quants, R13 their d, AX their sums of 32, R11/R14 the
@@ -199,12 +202,37 @@ func kConstants(a *asm) {
 //
 // Stack: 0-255 the eight scale vectors (int16 pairs), 256-383 the four
 // min pair vectors.
-func q4k(a *asm, A int) {
-	l := q4kBlockHead(a, A, "q4kPackVecAVX2", "q4kPackVec4AVX2", "q4kp", "pksc")
+//
+// Q5_K's group block is Q4_K's with the rows' fifth bits after it
+// (q5kHigh); its quants reach 31, so a VPMADDUBSW pair reaches 7936 and
+// the 16-bit sums take four steps, not eight, before each widening
+// multiply by the scales (the integer sums stay exact, so the bits do
+// not depend on where they are widened).
+func q4k(a *asm, A int) { q45k(a, A, false) }
+
+func q5k(a *asm, A int) { q45k(a, A, true) }
+
+func q45k(a *asm, A int, five bool) {
+	typ, gb := "q4k", 1152
+	if five {
+		typ, gb = "q5k", 1408
+	}
+	l := q4kBlockHead(a, A, typ+"PackVecAVX2", typ+"PackVec4AVX2", typ+"p", "pksc")
+	run := 8 // steps of 16-bit sums before a widening multiply
+	if five {
+		run = 4
+	}
 	for c := 0; c < 4; c++ {
 		if A == 1 {
-			for p := 0; p < 256; p += 64 {
-				a.op("PREFETCHT0 %d(SI)", 2048+128+256*c+p)
+			if five {
+				// The block's 22 lines, 2048 bytes on, over the four chunks.
+				for j := c * 22 / 4; j < (c+1)*22/4; j++ {
+					a.op("PREFETCHT0 %d(SI)", 2048+64*j)
+				}
+			} else {
+				for p := 0; p < 256; p += 64 {
+					a.op("PREFETCHT0 %d(SI)", 2048+128+256*c+p)
+				}
 			}
 			for k := 0; k < 8; k++ {
 				w := 128 + 256*c + 32*k
@@ -212,21 +240,28 @@ func q4k(a *asm, A int) {
 				a.op("VPSRLW $4, Y2, Y3")
 				a.op("VPAND Y9, Y2, Y2")
 				a.op("VPAND Y9, Y3, Y3")
+				if five {
+					a.op("VMOVDQU %d(SI), Y5", 1152+32*k)
+					q5kHigh(a, "Y5", "Y8", "Y2", 2*c)
+					q5kHigh(a, "Y5", "Y8", "Y3", 2*c+1)
+				}
 				for h := 0; h < 2; h++ {
 					t, wr, acc := y(10+h), y(2+h), y(h)
 					a.op("VPBROADCASTD %d(R12), %s", 64*c+32*h+4*k, t)
-					if k == 0 {
+					if k%run == 0 {
 						a.op("VPMADDUBSW %s, %s, %s", t, wr, acc)
 					} else {
 						a.op("VPMADDUBSW %s, %s, %s", t, wr, t)
 						a.op("VPADDW %s, %s, %s", t, acc, acc)
 					}
 				}
+				if k%run == run-1 {
+					a.op("VPMADDWD %d(SP), Y0, Y0", 32*(2*c))
+					a.op("VPMADDWD %d(SP), Y1, Y1", 32*(2*c+1))
+					a.op("VPADDD Y0, Y4, Y4")
+					a.op("VPADDD Y1, Y4, Y4")
+				}
 			}
-			a.op("VPMADDWD %d(SP), Y0, Y0", 32*(2*c))
-			a.op("VPMADDWD %d(SP), Y1, Y1", 32*(2*c+1))
-			a.op("VPADDD Y0, Y4, Y4")
-			a.op("VPADDD Y1, Y4, Y4")
 			continue
 		}
 		for h := 0; h < 2; h++ {
@@ -239,20 +274,26 @@ func q4k(a *asm, A int) {
 					a.op("VPSRLW $4, Y8, Y8")
 					a.op("VPAND Y9, Y8, Y8")
 				}
+				if five {
+					a.op("VMOVDQU %d(SI), Y10", 1152+32*k)
+					q5kHigh(a, "Y10", "Y10", "Y8", 2*c+h)
+				}
 				for r := 0; r < A; r++ {
 					t := y(10 + r%2)
 					a.op("VPBROADCASTD %s, %s", act(64*c+32*h+4*k, "R12", r), t)
-					if k == 0 {
+					if k%run == 0 {
 						a.op("VPMADDUBSW %s, Y8, %s", t, y(r))
 					} else {
 						a.op("VPMADDUBSW %s, Y8, %s", t, t)
 						a.op("VPADDW %s, %s, %s", t, y(r), y(r))
 					}
 				}
-			}
-			for r := 0; r < A; r++ {
-				a.op("VPMADDWD %d(SP), %s, %s", 32*(2*c+h), y(r), y(r))
-				a.op("VPADDD %s, %s, %s", y(r), y(4+r), y(4+r))
+				if k%run == run-1 {
+					for r := 0; r < A; r++ {
+						a.op("VPMADDWD %d(SP), %s, %s", 32*(2*c+h), y(r), y(r))
+						a.op("VPADDD %s, %s, %s", y(r), y(4+r), y(4+r))
+					}
+				}
 			}
 		}
 	}
@@ -270,7 +311,7 @@ func q4k(a *asm, A int) {
 		a.op("VFNMADD231PS %s, Y11, %s", y(r), y(12+r))
 	}
 	a.op("VMOVDQU pk0f<>(SB), Y9")
-	a.op("ADDQ $1152, SI")
+	a.op("ADDQ $%d, SI", gb)
 	a.op("ADDQ $256, R12")
 	a.op("ADDQ $4, R13")
 	a.op("ADDQ $16, AX")
@@ -282,6 +323,26 @@ func q4k(a *asm, A int) {
 	a.op("VZEROUPPER")
 	a.op("RET")
 	a.raw("")
+}
+
+// q5kHigh ORs bit b of each byte of the fifth bits in qh (a Q5_K group
+// block's 32 bytes at 1152+32k: row r's qh bytes 4k..4k+3 at 4r) into
+// bit 4 of the quants in dst, through tmp (which may be qh). Sub-block b
+// of the block takes bit b of its elements' qh bytes (element 32b+l, bit
+// b of qh[l]); the word shifts move no other byte's bits into bit 4.
+func q5kHigh(a *asm, qh, tmp, dst string, b int) {
+	switch s := 4 - b; {
+	case s > 0:
+		a.op("VPSLLW $%d, %s, %s", s, qh, tmp)
+	case s < 0:
+		a.op("VPSRLW $%d, %s, %s", -s, qh, tmp)
+	default:
+		if tmp != qh {
+			a.op("VMOVDQU %s, %s", qh, tmp)
+		}
+	}
+	a.op("VPAND pk10<>(SB), %s, %s", tmp, tmp)
+	a.op("VPOR %s, %s, %s", tmp, dst, dst)
 }
 
 func sig(A int) string {
