@@ -27,6 +27,8 @@ func avx512Kernels() map[tensor.Type]*matKernel {
 	m[tensor.Q6_K] = withPacked(m[tensor.Q6_K], pairedPacked(m[tensor.Q6_K].packed, 8*210, 308, streamVec1(q6kPackVecAVX512, q6kPackVecAVX512NTA), byWidth(q6kPackVec4AVX512, q6kPackVec4FarAVX512)))
 	m[tensor.Q4_0] = withPacked(m[tensor.Q4_0], pairedPacked(m[tensor.Q4_0].packed, 8*18, 72, streamVec1(q4_0PackVecAVX512, q4_0PackVecAVX512NTA), q4_0PackVec4AVX512))
 	m[tensor.Q8_0] = withPacked(m[tensor.Q8_0], pairedPacked(m[tensor.Q8_0].packed, 8*34, 72, q8_0PackVecAVX512, q8_0PackVec4AVX512))
+	m[tensor.Q5_K] = withVec(m[tensor.Q5_K], blockVec(176, 308, q5kVecAVX512), blockVec4(176, 308, q5kVec4AVX512))
+	m[tensor.Q5_K] = withPacked(m[tensor.Q5_K], pairedPacked(m[tensor.Q5_K].packed, 8*176, 308, streamVec1(q5kPackVecAVX512, q5kPackVecAVX512NTA), q5kPackVec4AVX512))
 	m[tensor.F16] = withVec(m[tensor.F16], floatVec(2, f16At, rowsOf8(f16VecAVX512, f16VecAVX2)),
 		floatVecN(4, 2, f16At, rowsOf6(f16Vec4AVX512, f16Vec4AVX2)))
 	m[tensor.F16].vec8 = floatVecN(8, 2, f16At, rowsOf6(f16Vec8AVX512, twice(f16Vec4AVX2)))
@@ -35,8 +37,6 @@ func avx512Kernels() map[tensor.Type]*matKernel {
 	m[tensor.BF16].vec8 = floatVecN(8, 2, bf16At, rowsOf6(bf16Vec8AVX512, twice(bf16Vec4AVX2)))
 	withVec8AVX512(m) // vnni8_amd64.go
 	withW16A16(m)     // w16a16_amd64.go
-	m[tensor.Q5_K] = withVec(m[tensor.Q5_K], blockVec(176, 308, q5kVecAVX512), blockVec4(176, 308, q5kVec4AVX512))
-	m[tensor.Q5_K] = withPacked(m[tensor.Q5_K], pairedPacked(m[tensor.Q5_K].packed, 8*176, 308, streamVec1(q5kPackVecAVX512, q5kPackVecAVX512NTA), q5kPackVec4AVX512))
 	for t, quant := range map[tensor.Type]func([]byte, []float32){
 		tensor.Q4_0: quantQ8a512, tensor.Q8_0: quantQ8a512,
 		tensor.Q4_K: quantQ8ka512, tensor.Q5_K: quantQ8ka512, tensor.Q6_K: quantQ8ka512,

@@ -25,8 +25,8 @@ import (
 // Q4_0 and Q8_0 (packlayout.go) (for F16 and BF16
 // the row-major kernels, 3 weight rows by 4 activation rows, were faster
 // than a packed form). Batches run eight activation rows per weight load
-// where the tier has an eight-row kernel (AVX-512: every packed type but
-// Q5_K, vnni8_amd64.go; AVX2: Q6_K), four otherwise, and the last rows one at a
+// where the tier has an eight-row kernel (AVX-512: every packed type,
+// vnni8_amd64.go; AVX2: Q6_K), four otherwise, and the last rows one at a
 // time, or padded to eight with zero rows where that measured faster
 // (packedKernel.pad8). On AMX CPUs Q4_K and Q6_K first take 32 rows at
 // a time on the tiles, Q4_0 and Q8_0 16 (amx_amd64.go). The arm64 tiers

@@ -44,6 +44,7 @@ func withVec8AVX512(m map[tensor.Type]*matKernel) {
 		f8, f8q     packVec4Asm
 	}{
 		{tensor.Q4_K, 8 * 144, 308, 6, q4kPackVec8AVX512, q4kQuadVec8AVX512},
+		{tensor.Q5_K, 8 * 176, 308, 6, q5kPackVec8AVX512, nil},
 		{tensor.Q6_K, 8 * 210, 308, 6, q6kPackVec8AVX512, nil},
 		{tensor.Q4_0, 8 * 18, 72, 6, q4_0PackVec8AVX512, q4_0QuadVec8AVX512},
 		{tensor.Q8_0, 8 * 34, 72, 5, q8_0PackVec8AVX512, nil},
@@ -90,6 +91,9 @@ func pairedPacked8(k *packedKernel, gb, xb int, f8, f8q packVec4Asm) *packedKern
 
 //go:noescape
 func q4kPackVec8AVX512(out []float32, ostride int, w []byte, groups, blocks int, x []byte, xstride int)
+
+//go:noescape
+func q5kPackVec8AVX512(out []float32, ostride int, w []byte, groups, blocks int, x []byte, xstride int)
 
 //go:noescape
 func q4kQuadVec8AVX512(out []float32, ostride int, w []byte, groups, blocks int, x []byte, xstride int)

@@ -17,7 +17,7 @@ import (
 func BenchmarkPackedRows(b *testing.B) {
 	const n, rows, cols = 64, 3072, 2048
 	rng := newRNG(57)
-	for _, typ := range []tensor.Type{tensor.Q4_K, tensor.Q6_K, tensor.Q4_0, tensor.Q8_0} {
+	for _, typ := range []tensor.Type{tensor.Q4_K, tensor.Q5_K, tensor.Q6_K, tensor.Q4_0, tensor.Q8_0} {
 		w := randomMatrix(rng, typ, rows, cols)
 		x := randomVec(rng, n*cols)
 		out := make([]float32, n*rows)

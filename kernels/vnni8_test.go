@@ -29,7 +29,7 @@ func testPackedEightRows(t *testing.T) {
 	rng := newRNG(58)
 	const n = 16
 	for _, tierName := range kernels.Tiers() {
-		for _, typ := range []tensor.Type{tensor.Q4_K, tensor.Q6_K, tensor.Q4_0, tensor.Q8_0, tensor.W4A8, tensor.W8A8} {
+		for _, typ := range []tensor.Type{tensor.Q4_K, tensor.Q5_K, tensor.Q6_K, tensor.Q4_0, tensor.Q8_0, tensor.W4A8, tensor.W8A8} {
 			if !kernels.PackedVec8(tierName, typ) {
 				continue
 			}

@@ -27,6 +27,7 @@ func v8Consts(a *asm) {
 	a.data64("v8kc0", splat(0xc0))
 	a.data64("v8k80", splat(0x80))
 	a.data64("v8k30", splat(0x30))
+	a.data64("v8k10", splat(0x10))
 	// v8kdJ: the scale of sub-block J (of 4) of each row as an int32
 	// (zkdJ); v8kmpQ: the min pairs (m[2Q], m[2Q+1]) as int16 (zkmpQ).
 	for j := 0; j < 4; j++ {
@@ -54,6 +55,7 @@ func vnni8File() *asm {
 	v8Consts(k)
 	q4k8z(k)
 	q4k8quad(k)
+	q5k8z(k)
 	q6k8z(k)
 	q8z8(k, true)
 	q40quad(k)
@@ -233,16 +235,37 @@ func q8z8(a *asm, four bool) {
 // unpacked weights, Z27-Z31 scratch. Stack: 0-511 the int32 scales of
 // the 8 sub-blocks, 512-767 the four min pair vectors, 768-1279 the
 // float sums of the 8 rows.
-func q4k8z(a *asm) {
+func q4k8z(a *asm) { q45k8z(a, false) }
+
+// q5k8z is Q5_K on 16 rows, eight activation rows, in q4k8z's manner.
+// The pair's fifth bits (packlayout.go) are copied to the stack at the
+// block's start (at qh: load k of both groups at qh+64k) and shifted
+// down two bits after each chunk, so chunk c's step k finds its bits at
+// bits 0 (low nibbles' sub-block) and 1 (high) of the copy; they are
+// moved to bit 4 and ORed into the unpacked quants (Z29: 0x10 bytes, Z30
+// scratch; Z31 the copy's load).
+func q5k8z(a *asm) { q45k8z(a, true) }
+
+func q45k8z(a *asm, five bool) {
 	// bc: blocks left; cc: chunks left.
-	const sc, mp, fs, bc, cc = 0, 512, 768, 1280, 1288
-	l := "q4kz8"
-	v8Prologue(a, "q4kPackVec8AVX512", l, 1152, 1296, 256, 292)
+	const sc, mp, fs, bc, cc, qh = 0, 512, 768, 1280, 1288, 1296
+	typ, gb, frame := "q4k", 1152, 1296
+	if five {
+		typ, gb, frame = "q5k", 1408, qh+512
+	}
+	l := typ + "z8"
+	v8Prologue(a, typ+"PackVec8AVX512", l, gb, frame, 256, 292)
 	a.op("VMOVDQU64 v8k0f<>(SB), Z24")
 	v8ZeroStack(a, fs)
 	a.op("MOVQ DX, %d(SP)", bc)
 	a.label(l + "block")
 	q4kScales8(a, sc, mp)
+	if five {
+		for k := 0; k < 8; k++ {
+			pairLoad(a, 1152+32*k, 31)
+			a.op("VMOVDQU64 Z31, %d(SP)", qh+64*k)
+		}
+	}
 	a.op("LEAQ (R12)(R11*4), BX")
 	a.op("LEAQ %d(SP), DX", sc)
 	a.op("MOVQ $4, %d(SP)", cc)
@@ -255,11 +278,22 @@ func q4k8z(a *asm) {
 	for r := 0; r < 16; r++ {
 		a.op("VPXORD %s, %s, %s", z(r), z(r), z(r))
 	}
+	if five {
+		a.op("VMOVDQU64 v8k10<>(SB), Z29")
+	}
 	for k := 0; k < 8; k++ {
 		pairLoad(a, 128+32*k, 25)
 		a.op("VPSRLW $4, Z25, Z26")
 		a.op("VPANDD Z24, Z25, Z25")
 		a.op("VPANDD Z24, Z26, Z26")
+		if five {
+			a.op("VMOVDQU64 %d(SP), Z31", qh+64*k)
+			// 0xF8: dst | (src2 & src3).
+			a.op("VPSLLW $4, Z31, Z30")
+			a.op("VPTERNLOGD $0xF8, Z29, Z30, Z25")
+			a.op("VPSLLW $3, Z31, Z30")
+			a.op("VPTERNLOGD $0xF8, Z29, Z30, Z26")
+		}
 		for r := 0; r < 8; r++ {
 			a.op("VPDPBUSD.BCST %s, Z25, %s", act8(4*k, "R12", "BX", r), z(r))
 		}
@@ -276,6 +310,13 @@ func q4k8z(a *asm) {
 		a.op("VPADDD %s, %s, %s", z(r), z(16+r), z(16+r))
 		a.op("VPMULLD Z28, %s, %s", z(8+r), z(8+r))
 		a.op("VPADDD %s, %s, %s", z(8+r), z(16+r), z(16+r))
+	}
+	if five {
+		for k := 0; k < 8; k++ {
+			a.op("VMOVDQU64 %d(SP), Z31", qh+64*k)
+			a.op("VPSRLW $2, Z31, Z31")
+			a.op("VMOVDQU64 Z31, %d(SP)", qh+64*k)
+		}
 	}
 	a.op("ADDQ $256, SI")
 	a.op("ADDQ $64, R12")
@@ -312,7 +353,7 @@ func q4k8z(a *asm) {
 		a.op("VFNMADD231PS %s, %s, %s", z(r), t, z(8+r))
 		a.op("VMOVUPS %s, %d(SP)", z(8+r), fs+64*r)
 	}
-	a.op("ADDQ $128, SI")
+	a.op("ADDQ $%d, SI", gb-1024)
 	a.op("ADDQ $4, R13")
 	a.op("ADDQ $16, AX")
 	a.op("DECQ %d(SP)", bc)
