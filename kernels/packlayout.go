@@ -93,25 +93,18 @@ func init() {
 		add(tensor.Q8_0, 2+4*k, 32*k, 4)
 	}
 	add(tensor.Q8_0, 0, 256, 2)
-	add(tensor.Q4_K, 0, 0, 2)
-	add(tensor.Q4_K, 2, 16, 2)
-	for v := 0; v < 3; v++ {
-		add(tensor.Q4_K, 4+4*v, 32+32*v, 4)
-	}
-	for c := 0; c < 4; c++ {
-		for k := 0; k < 8; k++ {
-			add(tensor.Q4_K, 16+32*c+4*k, 128+256*c+32*k, 4)
+	// Q4_K and Q5_K: d, dmin, scales, then the nibbles at qs; Q5_K's qh
+	// (at 16) after them.
+	for typ, qs := range map[tensor.Type]int{tensor.Q4_K: 16, tensor.Q5_K: 48} {
+		add(typ, 0, 0, 2)
+		add(typ, 2, 16, 2)
+		for v := 0; v < 3; v++ {
+			add(typ, 4+4*v, 32+32*v, 4)
 		}
-	}
-	// Q5_K: d, dmin and scales as Q4_K, qh at 16, qs at 48.
-	add(tensor.Q5_K, 0, 0, 2)
-	add(tensor.Q5_K, 2, 16, 2)
-	for v := 0; v < 3; v++ {
-		add(tensor.Q5_K, 4+4*v, 32+32*v, 4)
-	}
-	for c := 0; c < 4; c++ {
-		for k := 0; k < 8; k++ {
-			add(tensor.Q5_K, 48+32*c+4*k, 128+256*c+32*k, 4)
+		for c := 0; c < 4; c++ {
+			for k := 0; k < 8; k++ {
+				add(typ, qs+32*c+4*k, 128+256*c+32*k, 4)
+			}
 		}
 	}
 	for k := 0; k < 8; k++ {
