@@ -214,7 +214,8 @@ func q45k512With(a *asm, A int, far, five bool) {
 		defer func() { farAhead = 0 }()
 	}
 	// The block's first 128 bytes (d, dmin, scales) here; its quants'
-	// 1024 chunk by chunk (q4kChunk1, q4kChunk4).
+	// 1024 chunk by chunk (q4kChunk1, q4kChunk4), and Q5_K's fifth bits a
+	// line a chunk.
 	pairPrefetchBase(a, gb, tune.ahead(prefetchAhead), scratchReg(A))
 	if !tune.old {
 		prefetchPair(a, tune.ahead(prefetchAhead))
