@@ -34,7 +34,7 @@ func packedStreamRows(b *testing.B, n int) {
 	}
 	defer setTier(setTier(tierAVX512))
 	cols := streamCols
-	for _, typ := range []tensor.Type{tensor.Q4_K, tensor.Q6_K, tensor.Q4_0, tensor.Q8_0} {
+	for _, typ := range []tensor.Type{tensor.Q4_K, tensor.Q5_K, tensor.Q6_K, tensor.Q4_0, tensor.Q8_0} {
 		k := kernelSets[tierAVX512][typ]
 		xs := k.actBytes(cols)
 		xq := make([]byte, 8*xs)

@@ -118,7 +118,7 @@ func streamWeights(typ tensor.Type, cols, size int) (w []byte, groups, blocks in
 	for off := 0; off < len(src); off += bb {
 		blk := src[off : off+bb]
 		switch typ {
-		case tensor.Q4_K:
+		case tensor.Q4_K, tensor.Q5_K:
 			binary.LittleEndian.PutUint16(blk, 0x2400)
 			binary.LittleEndian.PutUint16(blk[2:], 0x2400)
 		case tensor.Q6_K:
