@@ -351,17 +351,8 @@ func q4kChunk4(a *asm, c int, five bool) {
 func q5kHigh512(a *asm, c, k int) {
 	pairLoad(a, 1152+32*k, 31)
 	for h, dst := range []string{"Z29", "Z30"} {
-		src := "Z28"
-		switch s := 4 - 2*c - h; {
-		case s > 0:
-			a.op("VPSLLW $%d, Z31, Z28", s)
-		case s < 0:
-			a.op("VPSRLW $%d, Z31, Z28", -s)
-		default:
-			src = "Z31"
-		}
 		// 0xF8: dst | (src2 & src3).
-		a.op("VPTERNLOGD $0xF8, Z10, %s, %s", src, dst)
+		a.op("VPTERNLOGD $0xF8, Z10, %s, %s", bitTo4(a, 2*c+h, "Z31", "Z28"), dst)
 	}
 }
 

@@ -329,20 +329,26 @@ func q45k(a *asm, A int, five bool) {
 // block's 32 bytes at 1152+32k: row r's qh bytes 4k..4k+3 at 4r) into
 // bit 4 of the quants in dst, through tmp (which may be qh). Sub-block b
 // of the block takes bit b of its elements' qh bytes (element 32b+l, bit
-// b of qh[l]); the word shifts move no other byte's bits into bit 4.
+// b of qh[l]).
 func q5kHigh(a *asm, qh, tmp, dst string, b int) {
+	a.op("VPAND pk10<>(SB), %s, %s", bitTo4(a, b, qh, tmp), tmp)
+	a.op("VPOR %s, %s, %s", tmp, dst, dst)
+}
+
+// bitTo4 moves bit b of every byte of src to bit 4 with a word shift
+// into dst and returns the register that holds it: dst, or src itself
+// when b is 4. For b < 8 the shift brings no other byte's bits into bit
+// 4 (the caller masks the rest).
+func bitTo4(a *asm, b int, src, dst string) string {
 	switch s := 4 - b; {
 	case s > 0:
-		a.op("VPSLLW $%d, %s, %s", s, qh, tmp)
+		a.op("VPSLLW $%d, %s, %s", s, src, dst)
 	case s < 0:
-		a.op("VPSRLW $%d, %s, %s", -s, qh, tmp)
+		a.op("VPSRLW $%d, %s, %s", -s, src, dst)
 	default:
-		if tmp != qh {
-			a.op("VMOVDQU %s, %s", qh, tmp)
-		}
+		return src
 	}
-	a.op("VPAND pk10<>(SB), %s, %s", tmp, tmp)
-	a.op("VPOR %s, %s, %s", tmp, dst, dst)
+	return dst
 }
 
 func sig(A int) string {

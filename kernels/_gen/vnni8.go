@@ -306,10 +306,8 @@ func q45k8z(a *asm, five bool) {
 			}
 			a.op("VMOVDQU64 %d(SP), Z31", qh+64*k)
 			// 0xF8: dst | (src2 & src3).
-			a.op("VPSLLW $4, Z31, Z30")
-			a.op("VPTERNLOGD $0xF8, Z29, Z30, Z25")
-			a.op("VPSLLW $3, Z31, Z30")
-			a.op("VPTERNLOGD $0xF8, Z29, Z30, Z26")
+			a.op("VPTERNLOGD $0xF8, Z29, %s, Z25", bitTo4(a, 0, "Z31", "Z30"))
+			a.op("VPTERNLOGD $0xF8, Z29, %s, Z26", bitTo4(a, 1, "Z31", "Z30"))
 		}
 		for r := 0; r < 8; r++ {
 			a.op("VPDPBUSD.BCST %s, Z25, %s", act8(4*k, "R12", "BX", r), z(r))
