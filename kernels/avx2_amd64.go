@@ -22,7 +22,7 @@ func avx2Kernels() map[tensor.Type]*matKernel {
 			vec: floatVec(2, f16At, f16VecAVX2), vec4: floatVecN(4, 2, f16At, f16Vec4AVX2)},
 		tensor.BF16: {float: true,
 			vec: floatVec(2, bf16At, bf16VecAVX2), vec4: floatVecN(4, 2, bf16At, bf16Vec4AVX2)},
-		tensor.W4A16: {float: true, vec: w4a16Vec, vec4: w4a16Vec4},
+		tensor.W4A16: {float: true, vec: w4a16Vec(w4a16VecAVX2), vec4: w4a16VecN(4, w4a16Vec4AVX2)},
 		tensor.Q8_0: {actBytes: q8aBytes, quant: quantQ8aFast,
 			vec: blockVec(34, 72, q8_0VecAVX2), vec4: blockVec4(34, 72, q8_0Vec4AVX2),
 			packed: packedAVX2(8*34, 72, q8_0PackVecAVX2, q8_0PackVec4AVX2)},
@@ -237,42 +237,48 @@ func q5kVecAVX2(out []float32, w []byte, stride, blocks int, x []byte)
 //go:noescape
 func q5kVec4AVX2(out []float32, ostride int, w []byte, stride, rows, blocks int, x []byte, xstride int)
 
-// w4a16Vec and w4a16Vec4 wrap the W4A16 kernels (w4a16_avx2_amd64.s):
-// rows of whole 66-byte groups of 128 elements, float32 activations.
-func w4a16Vec(out []float32, w []byte, stride int, xb []byte) {
-	x := bytesF32(xb)
-	groups, rows := stride/66, len(out)
-	if rows == 0 {
-		return
+// w4a16Vec wraps a one-activation-row W4A16 kernel f (w4a16_avx2_amd64.s,
+// w4a16_avx512_amd64.s: rows of whole 66-byte groups of 128 elements,
+// float32 activations; f's count is of groups, not chunks).
+func w4a16Vec(f floatVecAsm) func(out []float32, w []byte, stride int, xb []byte) {
+	return func(out []float32, w []byte, stride int, xb []byte) {
+		x := bytesF32(xb)
+		groups, rows := stride/66, len(out)
+		if rows == 0 {
+			return
+		}
+		if stride != groups*66 || len(w) < rows*stride || len(x) < groups*tensor.WeightGroup {
+			panic(fmt.Sprintf("kernels: bad kernel arguments: %d rows, stride %d, %d weight bytes, %d activations", rows, stride, len(w), len(x)))
+		}
+		if groups == 0 {
+			clear(out)
+			return
+		}
+		f(out, w, stride, groups, x)
 	}
-	if stride != groups*66 || len(w) < rows*stride || len(x) < groups*tensor.WeightGroup {
-		panic(fmt.Sprintf("kernels: bad kernel arguments: %d rows, stride %d, %d weight bytes, %d activations", rows, stride, len(w), len(x)))
-	}
-	if groups == 0 {
-		clear(out)
-		return
-	}
-	w4a16VecAVX2(out, w, stride, groups, x)
 }
 
-func w4a16Vec4(out []float32, ostride int, w []byte, stride, rows int, xb []byte, xstride int) {
-	x := bytesF32(xb)
-	groups := stride / 66
-	cols, xs := groups*tensor.WeightGroup, xstride/4
-	if rows <= 0 {
-		return
-	}
-	if stride != groups*66 || len(w) < rows*stride || ostride < rows || len(out) < 3*ostride+rows ||
-		xstride != 4*xs || xs < cols || len(x) < 3*xs+cols {
-		panic(fmt.Sprintf("kernels: bad kernel arguments: %d rows, stride %d, %d weight bytes, %d activations", rows, stride, len(w), len(x)))
-	}
-	if groups == 0 {
-		for i := 0; i < 4; i++ {
-			clear(out[i*ostride : i*ostride+rows])
+// w4a16VecN wraps a W4A16 kernel f that takes n activation rows.
+func w4a16VecN(n int, f floatVec4Asm) func(out []float32, ostride int, w []byte, stride, rows int, xb []byte, xstride int) {
+	return func(out []float32, ostride int, w []byte, stride, rows int, xb []byte, xstride int) {
+		x := bytesF32(xb)
+		groups := stride / 66
+		cols, xs := groups*tensor.WeightGroup, xstride/4
+		if rows <= 0 {
+			return
 		}
-		return
+		if stride != groups*66 || len(w) < rows*stride || ostride < rows || len(out) < (n-1)*ostride+rows ||
+			xstride != 4*xs || xs < cols || len(x) < (n-1)*xs+cols {
+			panic(fmt.Sprintf("kernels: bad kernel arguments: %d rows, stride %d, %d weight bytes, %d activations", rows, stride, len(w), len(x)))
+		}
+		if groups == 0 {
+			for i := 0; i < n; i++ {
+				clear(out[i*ostride : i*ostride+rows])
+			}
+			return
+		}
+		f(out, ostride, w, stride, rows, groups, x, xs)
 	}
-	w4a16Vec4AVX2(out, ostride, w, stride, rows, groups, x, xs)
 }
 
 //go:noescape

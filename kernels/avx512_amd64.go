@@ -35,6 +35,9 @@ func avx512Kernels() map[tensor.Type]*matKernel {
 	m[tensor.BF16] = withVec(m[tensor.BF16], floatVec(2, bf16At, rowsOf8(bf16VecAVX512, bf16VecAVX2)),
 		floatVecN(4, 2, bf16At, rowsOf6(bf16Vec4AVX512, bf16Vec4AVX2)))
 	m[tensor.BF16].vec8 = floatVecN(8, 2, bf16At, rowsOf6(bf16Vec8AVX512, twice(bf16Vec4AVX2)))
+	m[tensor.W4A16] = &matKernel{float: true,
+		vec:  w4a16Vec(rowsOf8(streamFloatVec(w4a16VecAVX512, w4a16VecAVX512NTA), w4a16VecAVX2)),
+		vec4: w4a16VecN(4, rowsOf2(w4a16Vec4x2AVX512, w4a16Vec4AVX512))}
 	withVec8AVX512(m) // vnni8_amd64.go
 	withW16A16(m)     // w16a16_amd64.go
 	for t, quant := range map[tensor.Type]func([]byte, []float32){
@@ -69,6 +72,18 @@ func quantQ8a512(dst []byte, x []float32) {
 func quantQ8aAVX512(dst []byte, x []float32, nb int)
 
 //go:noescape
+func w4a16VecAVX512(out []float32, w []byte, stride, groups int, x []float32)
+
+//go:noescape
+func w4a16VecAVX512NTA(out []float32, w []byte, stride, groups int, x []float32)
+
+//go:noescape
+func w4a16Vec4AVX512(out []float32, ostride int, w []byte, stride, rows, groups int, x []float32, xstride int)
+
+//go:noescape
+func w4a16Vec4x2AVX512(out []float32, ostride int, w []byte, stride, rows, groups int, x []float32, xstride int)
+
+//go:noescape
 func q5kVecAVX512(out []float32, w []byte, stride, blocks int, x []byte)
 
 //go:noescape
@@ -96,6 +111,20 @@ func withVec(k *matKernel, v func(out []float32, w []byte, stride int, x []byte)
 func rowsOf6(f, base floatVec4Asm) floatVec4Asm {
 	return func(out []float32, ostride int, w []byte, stride, rows, chunks int, x []float32, xstride int) {
 		n := rows - rows%6
+		if n > 0 {
+			f(out, ostride, w, stride, n, chunks, x, xstride)
+		}
+		if n < rows {
+			base(out[n:], ostride, w[n*stride:], stride, rows-n, chunks, x, xstride)
+		}
+	}
+}
+
+// rowsOf2 runs the two-weight-row kernel f on the even rows and the
+// one-row kernel base, the same sequence per output, on the last odd one.
+func rowsOf2(f, base floatVec4Asm) floatVec4Asm {
+	return func(out []float32, ostride int, w []byte, stride, rows, chunks int, x []float32, xstride int) {
+		n := rows &^ 1
 		if n > 0 {
 			f(out, ostride, w, stride, n, chunks, x, xstride)
 		}
@@ -175,6 +204,17 @@ func streamVec1(t0, nta packVecAsm) packVecAsm {
 			return
 		}
 		t0(out, w, groups, blocks, x)
+	}
+}
+
+// streamFloatVec is streamVec1 for float-activation kernels.
+func streamFloatVec(t0, nta floatVecAsm) floatVecAsm {
+	return func(out []float32, w []byte, stride, groups int, x []float32) {
+		if ntaStream {
+			nta(out, w, stride, groups, x)
+			return
+		}
+		t0(out, w, stride, groups, x)
 	}
 }
 

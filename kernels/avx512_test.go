@@ -19,7 +19,7 @@ func TestAVX512SameBitsAsAVX2(t *testing.T) {
 		t.Skip("this CPU or build has no AVX-512 F/BW/VL + VNNI: the avx512 tier is not tested here")
 	}
 	rng := newRNG(51)
-	types := []tensor.Type{tensor.Q4_0, tensor.Q8_0, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K, tensor.F16, tensor.BF16, tensor.F32, tensor.W4A8, tensor.W8A8}
+	types := []tensor.Type{tensor.Q4_0, tensor.Q8_0, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K, tensor.F16, tensor.BF16, tensor.F32, tensor.W4A8, tensor.W8A8, tensor.W4A16}
 	for _, typ := range types {
 		for _, rows := range []int{1, 8, 9, 16, 17, 24, 43} {
 			// One to three super-blocks: the one-row K-quant kernels
@@ -35,6 +35,9 @@ func TestAVX512SameBitsAsAVX2(t *testing.T) {
 			}
 			if typ == tensor.W4A8 || typ == tensor.W8A8 {
 				cols = 384
+			}
+			if typ == tensor.W4A16 {
+				cols = 128 * (1 + rows%3) // one to three groups
 			}
 			for _, prep := range []bool{false, true} {
 				t.Run(fmt.Sprintf("%s/%dx%d/prepared=%v", typ, rows, cols, prep), func(t *testing.T) {

@@ -409,8 +409,7 @@ func BenchmarkActivations(b *testing.B) {
 // time / W4A16 time) come from one run under the same load.
 func BenchmarkW4A16(b *testing.B) {
 	defer kernels.SetThreads(0)
-	tiers := kernels.Tiers()
-	best := tiers[len(tiers)-1]
+	best := kernels.TiersAvailable()[0] // the tier this CPU prefers
 	rng := newRNG(17)
 	for _, sh := range [][2]int{{2048, 2048}, {6144, 2048}} {
 		rows, cols := sh[0], sh[1]
