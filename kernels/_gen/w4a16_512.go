@@ -165,7 +165,7 @@ func w4zVec(a *asm, pf string) {
 // at a time, each times four activation rows, whose values are loaded
 // once for the wrows. Two weight rows halve the activation loads an FMA
 // needs, which is what keeps a batch off the L2's bandwidth:
-// BenchmarkW4A16 n=16 (Zen 5, one thread, two runs each) 31-40 G
+// BenchmarkW4A16 n=16 (Zen 5, one thread, two runs each) 30-42 G
 // multiply-adds a second with one weight row times eight activation rows,
 // 46-50 with two times four. Registers: DI out (the current column),
 // AX/R13 ostride x1/x3 in bytes, SI the weight rows, R8 stride, CX rows
