@@ -237,27 +237,6 @@ func q5kVecAVX2(out []float32, w []byte, stride, blocks int, x []byte)
 //go:noescape
 func q5kVec4AVX2(out []float32, ostride int, w []byte, stride, rows, blocks int, x []byte, xstride int)
 
-// w4a16Vec wraps a one-activation-row W4A16 kernel f (w4a16_avx2_amd64.s,
-// w4a16_avx512_amd64.s: rows of whole 66-byte groups of 128 elements,
-// float32 activations; f's count is of groups, not chunks).
-func w4a16Vec(f floatVecAsm) func(out []float32, w []byte, stride int, xb []byte) {
-	return func(out []float32, w []byte, stride int, xb []byte) {
-		x := bytesF32(xb)
-		groups, rows := stride/66, len(out)
-		if rows == 0 {
-			return
-		}
-		if stride != groups*66 || len(w) < rows*stride || len(x) < groups*tensor.WeightGroup {
-			panic(fmt.Sprintf("kernels: bad kernel arguments: %d rows, stride %d, %d weight bytes, %d activations", rows, stride, len(w), len(x)))
-		}
-		if groups == 0 {
-			clear(out)
-			return
-		}
-		f(out, w, stride, groups, x)
-	}
-}
-
 // w4a16VecN wraps a W4A16 kernel f that takes n activation rows.
 func w4a16VecN(n int, f floatVec4Asm) func(out []float32, ostride int, w []byte, stride, rows int, xb []byte, xstride int) {
 	return func(out []float32, ostride int, w []byte, stride, rows int, xb []byte, xstride int) {

@@ -44,7 +44,7 @@ func neonKernels(dot, mm bool) map[tensor.Type]*matKernel {
 		tensor.F32:   {float: true, vec: neonFloatVec(4, neonF32At, f32VecNEON)},
 		tensor.F16:   {float: true, vec: neonFloatVec(2, neonF16At, f16VecNEON)},
 		tensor.BF16:  {float: true, vec: neonFloatVec(2, neonBF16At, bf16VecNEON)},
-		tensor.W4A16: {float: true, vec: w4a16VecNEONWrap},
+		tensor.W4A16: {float: true, vec: w4a16Vec(w4a16VecNEON)}, // no 4-row form: MatMul runs it once per activation row
 		tensor.Q8_0: {actBytes: q8aBytes, quant: quantQ8a,
 			vec: neonBlockVec(34, 68, q8_0), vec4: neonBlockVec4(34, 68, q8_0x4)},
 		tensor.Q4_0: {actBytes: q8aBytes, quant: quantQ8a,
@@ -257,25 +257,6 @@ func f16VecNEON(out []float32, w []byte, stride, chunks int, x []float32)
 
 //go:noescape
 func bf16VecNEON(out []float32, w []byte, stride, chunks int, x []float32)
-
-// w4a16VecNEONWrap wraps the W4A16 kernel (w4a16_neon_arm64.s): rows of
-// whole 66-byte groups of 128 elements, float32 activations. (No 4-row
-// form: MatMul runs it once per activation row.)
-func w4a16VecNEONWrap(out []float32, w []byte, stride int, xb []byte) {
-	x := bytesF32(xb)
-	groups, rows := stride/66, len(out)
-	if rows == 0 {
-		return
-	}
-	if stride != groups*66 || len(w) < rows*stride || len(x) < groups*tensor.WeightGroup {
-		panic(fmt.Sprintf("kernels: bad kernel arguments: %d rows, stride %d, %d weight bytes, %d activations", rows, stride, len(w), len(x)))
-	}
-	if groups == 0 {
-		clear(out)
-		return
-	}
-	w4a16VecNEON(out, w, stride, groups, x)
-}
 
 //go:noescape
 func w4a16VecNEON(out []float32, w []byte, stride, groups int, x []float32)
