@@ -72,6 +72,9 @@ func AutoProfile(info *Info) *Profile {
 //
 //   - priority "fidelity": w4a16, on every CPU, because it keeps the
 //     activations in 16-bit floats rather than quantizing them to int8.
+//     Its float kernels cost speed: on Zen 5 (AVX-512 kernels, Qwen3-1.7B
+//     shape from F16, two rounds in turn; README) it decoded at 0.67-0.68x
+//     and prefilled at 0.35-0.37x of q4_k_m's speed.
 //   - arm64: w4a16 until a dotprod w4a8 kernel has been measured to win.
 //     (w4a8 and w8a8 run the Q4_0/Q8_0 NEON and dotprod kernels on rows
 //     repacked at load, when asked for; no arm64 hardware has timed them.)
