@@ -144,8 +144,8 @@ func twice(f floatVec4Asm) floatVec4Asm {
 }
 
 // rowsOf8 runs the AVX-512 float kernel f (float_avx512_amd64.s,
-// w4a16_avx512_amd64.s: 8 rows at a time) on the whole groups of 8 rows and the AVX2 kernel
-// base, which gives the same bits, on the rest.
+// w4a16_avx512_amd64.s: 8 rows at a time) on the whole groups of 8 rows
+// and the AVX2 kernel base, which gives the same bits, on the rest.
 func rowsOf8(f, base floatVecAsm) floatVecAsm {
 	return func(out []float32, w []byte, stride, chunks int, x []float32) {
 		n := len(out) &^ 7
