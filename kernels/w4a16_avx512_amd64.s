@@ -24,6 +24,7 @@ GLOBL w4zq<>(SB), RODATA|NOPTR, $64
 
 // func w4a16VecAVX512(out []float32, w []byte, stride, groups int, x []float32)
 TEXT ·w4a16VecAVX512(SB), NOSPLIT, $0-88
+	VMOVUPS w4zq<>(SB), Z31
 	MOVQ out_base+0(FP), DI
 	MOVQ out_len+8(FP), CX
 	MOVQ w_base+24(FP), SI
@@ -31,7 +32,6 @@ TEXT ·w4a16VecAVX512(SB), NOSPLIT, $0-88
 	MOVQ groups+56(FP), R9
 	MOVQ x_base+64(FP), R10
 	LEAQ (R8)(R8*2), R11
-	VMOVUPS w4zq<>(SB), Z31
 	SHRQ $3, CX
 	JZ w4zT0done
 w4zT0set:
@@ -370,6 +370,7 @@ w4zT0done:
 
 // func w4a16VecAVX512NTA(out []float32, w []byte, stride, groups int, x []float32)
 TEXT ·w4a16VecAVX512NTA(SB), NOSPLIT, $0-88
+	VMOVUPS w4zq<>(SB), Z31
 	MOVQ out_base+0(FP), DI
 	MOVQ out_len+8(FP), CX
 	MOVQ w_base+24(FP), SI
@@ -377,7 +378,6 @@ TEXT ·w4a16VecAVX512NTA(SB), NOSPLIT, $0-88
 	MOVQ groups+56(FP), R9
 	MOVQ x_base+64(FP), R10
 	LEAQ (R8)(R8*2), R11
-	VMOVUPS w4zq<>(SB), Z31
 	SHRQ $3, CX
 	JZ w4zNTAdone
 w4zNTAset:

@@ -73,6 +73,22 @@ func hsum(a *asm, r, t int) {
 	a.op("VADDSS X%d, X%d, X%d", t, r, r)
 }
 
+// rows8Args loads the arguments of a one-activation-row kernel taken
+// eight weight rows at a time, func(out []float32, w []byte, stride,
+// count int, x []float32) with count named count: DI out, CX the sets of
+// eight rows (to done if none), SI w, R8/R11 stride x1/x3, R9 count, R10 x.
+func rows8Args(a *asm, count, done string) {
+	a.op("MOVQ out_base+0(FP), DI")
+	a.op("MOVQ out_len+8(FP), CX")
+	a.op("MOVQ w_base+24(FP), SI")
+	a.op("MOVQ stride+48(FP), R8")
+	a.op("MOVQ %s+56(FP), R9", count)
+	a.op("MOVQ x_base+64(FP), R10")
+	a.op("LEAQ (R8)(R8*2), R11")
+	a.op("SHRQ $3, CX")
+	a.op("JZ %s", done)
+}
+
 // floatVec512 emits <t>VecAVX512(out []float32, w []byte, stride, chunks
 // int, x []float32): len(out) rows (a multiple of 8) of chunks 8-column
 // chunks, four chunks (a 64-byte line of every row) a step with the
@@ -91,15 +107,7 @@ func floatVec512(a *asm, t floatType) {
 	l := func(s string) string { return t.name + "z" + s }
 	a.raw("// func %s(out []float32, w []byte, stride, chunks int, x []float32)", name)
 	a.raw("TEXT ·%s(SB), NOSPLIT, $0-88", name)
-	a.op("MOVQ out_base+0(FP), DI")
-	a.op("MOVQ out_len+8(FP), CX")
-	a.op("MOVQ w_base+24(FP), SI")
-	a.op("MOVQ stride+48(FP), R8")
-	a.op("MOVQ chunks+56(FP), R9")
-	a.op("MOVQ x_base+64(FP), R10")
-	a.op("LEAQ (R8)(R8*2), R11")
-	a.op("SHRQ $3, CX")
-	a.op("JZ %s", l("done"))
+	rows8Args(a, "chunks", l("done"))
 	a.label(l("group"))
 	a.op("MOVQ SI, BX")
 	a.op("LEAQ (SI)(R8*4), R13")

@@ -100,16 +100,8 @@ func w4zVec(a *asm, pf string) {
 	l := func(s string) string { return "w4z" + pf + s }
 	a.raw("// func %s(out []float32, w []byte, stride, groups int, x []float32)", name)
 	a.raw("TEXT ·%s(SB), NOSPLIT, $0-88", name)
-	a.op("MOVQ out_base+0(FP), DI")
-	a.op("MOVQ out_len+8(FP), CX")
-	a.op("MOVQ w_base+24(FP), SI")
-	a.op("MOVQ stride+48(FP), R8")
-	a.op("MOVQ groups+56(FP), R9")
-	a.op("MOVQ x_base+64(FP), R10")
-	a.op("LEAQ (R8)(R8*2), R11")
 	a.op("VMOVUPS w4zq<>(SB), Z31")
-	a.op("SHRQ $3, CX")
-	a.op("JZ %s", l("done"))
+	rows8Args(a, "groups", l("done")) // float512.go
 	a.label(l("set"))
 	a.op("MOVQ SI, BX")
 	a.op("LEAQ (SI)(R8*4), R13")
