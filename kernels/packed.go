@@ -159,6 +159,17 @@ func Release(w *tensor.Matrix) {
 // matrices.
 func PreparedBytes() int64 { return preparedBytes.Load() }
 
+// ReadBytes is how many bytes a product with w streams: its packed copy
+// where it has one for the tier in use (W4A8 and W8A8 pack to 72/66 and
+// 136/130 of their row-major size, the other types to the same size, a
+// last partial group of rows padded), its row-major rows otherwise.
+func ReadBytes(w *tensor.Matrix) int64 {
+	if p := lookupPrepared(w); p != nil {
+		return int64(len(p.data))
+	}
+	return int64(w.RowStride()) * int64(w.Rows)
+}
+
 // IsPrepared reports whether MatMul on w uses a packed copy (prepared for
 // the tier in use).
 func IsPrepared(w *tensor.Matrix) bool { return lookupPrepared(w) != nil }

@@ -206,7 +206,9 @@ func TestPreparedRegistry(t *testing.T) {
 // TestPackedWeightPath: a prepared W4A8 (W8A8) matrix is packed into the
 // very bytes of the prepared Q4_0 (Q8_0) matrix of the same values (in
 // tiers that do not pack Q4_0/Q8_0: of its row-major rows), and so
-// multiplies to the same bits, in every tier with packed kernels.
+// multiplies to the same bits, in every tier with packed kernels;
+// ReadBytes counts its row-major bytes before Prepare, the packed ones
+// after.
 func TestPackedWeightPath(t *testing.T) {
 	rng := newRNG(43)
 	for _, tierName := range kernels.Tiers() {
@@ -222,6 +224,9 @@ func TestPackedWeightPath(t *testing.T) {
 				const cols, n = 640, 6
 				w := randomMatrix(rng, c.typ, rows, cols)
 				g := &tensor.Matrix{Name: "g", Type: c.ggml, Rows: rows, Cols: cols, Data: c.conv(w.Data)}
+				if got := kernels.ReadBytes(w); got != int64(len(w.Data)) {
+					t.Fatalf("%s %s %d rows: ReadBytes %d before Prepare, want its %d row-major bytes", tierName, c.typ, rows, got, len(w.Data))
+				}
 				prepareGuarded(t, w)
 				var pg []byte
 				if slices.Contains(kernels.PackedTypes(tierName), c.ggml) {
@@ -233,8 +238,13 @@ func TestPackedWeightPath(t *testing.T) {
 					// padded with zero rows.
 					pg = append(slices.Clone(g.Data), make([]byte, (8-rows%8)%8*g.RowStride())...)
 				}
-				if pw := kernels.PackedData(w); pw == nil || string(pw) != string(pg) {
+				pw := kernels.PackedData(w)
+				if pw == nil || string(pw) != string(pg) {
 					t.Fatalf("%s %s %d rows: packed bytes differ from %s's (%d vs %d bytes)", tierName, c.typ, rows, c.ggml, len(pw), len(pg))
+				}
+				// Products stream the packed copy, larger than the rows.
+				if got := kernels.ReadBytes(w); got != int64(len(pw)) || got <= int64(len(w.Data)) {
+					t.Fatalf("%s %s %d rows: ReadBytes %d, packed %d bytes, row-major %d", tierName, c.typ, rows, got, len(pw), len(w.Data))
 				}
 				x := randomVec(rng, n*cols)
 				got, want := make([]float32, n*rows), make([]float32, n*rows)

@@ -46,8 +46,9 @@ func (l *Loader) Matrix(n Names, layer, rows, cols int) *tensor.Matrix {
 		// The fast kernels stream a repacked copy.
 		kernels.Prepare(m)
 	}
-	// The row-major size, also for a matrix held only packed.
-	l.Bytes += int64(m.RowStride()) * int64(m.Rows)
+	// What a product with m streams: the packed copy where there is one
+	// (a W4A8 or W8A8 matrix's is larger than its rows).
+	l.Bytes += kernels.ReadBytes(m)
 	if kernels.IsPrepared(m) {
 		// The Source releases the packed copy on Close.
 		l.Source.prepared = append(l.Source.prepared, m)
