@@ -21,8 +21,8 @@ import (
 // for matrices that were not prepared) only by float rounding, within the
 // same bounds against the generic reference. Packed kernels exist for
 // Q4_0, Q8_0, Q4_K, Q5_K and Q6_K weights in the AVX2 tier (and the
-// AVX-512 tier, same layout, same bits), which also run W4A8 and W8A8 packed as
-// Q4_0 and Q8_0 (packlayout.go) (for F16 and BF16
+// AVX-512 tier, same layout, same bits), which also run W4A8 and W8A8
+// packed as Q4_0 and Q8_0 (packlayout.go) (for F16 and BF16
 // the row-major kernels, 3 weight rows by 4 activation rows, were faster
 // than a packed form). Batches run eight activation rows per weight load
 // where the tier has an eight-row kernel (AVX-512: every packed type,

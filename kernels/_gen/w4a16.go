@@ -122,16 +122,16 @@ func w4xAVX2File() *asm {
 // (at R12 + the indexes xi), one of the two counts being 1. Output p (the
 // weight or activation row) has A in Y(p), B in Y(4+p), T in Y(8+p); Y13
 // holds the unpacked chunk, Y12/Y14 the bytes. The activations of a group
-// are 512 bytes, its weights 66 (d then the four sub-blocks of 16).
-func w4xAVX2Group(a *asm, l string, wi, xi []string) {
+// are 512 bytes, its weights 66 (d then the four sub-blocks of 16). With
+// prefetch, each group prefetches the next len(wi) rows' bytes of it, at
+// AX (w4xVecAVX2).
+func w4xAVX2Group(a *asm, l string, wi, xi []string, prefetch bool) {
 	a.label(l)
-	if len(wi) == 4 {
-		// One activation row: prefetch the group's bytes of the next
-		// four rows (w4xVecAVX2).
-		for off := 0; off < 4*66; off += 64 {
+	if prefetch {
+		for off := 0; off < len(wi)*66; off += 64 {
 			a.op("PREFETCHT0 %d(AX)", off)
 		}
-		a.op("ADDQ $264, AX")
+		a.op("ADDQ $%d, AX", len(wi)*66)
 	}
 	for p := 0; p < len(wi)*len(xi); p++ {
 		a.op("VXORPS Y%d, Y%d, Y%d", p, p, p)
@@ -230,7 +230,7 @@ func w4xVecAVX2(a *asm) {
 	rows4 := []string{"", "(R8*1)", "(R8*2)", "(R11*1)"}
 	w4xAVX2Start(a, "w4four", "R10", 4)
 	a.op("LEAQ (SI)(R8*4), AX")
-	w4xAVX2Group(a, "w4fourg", rows4, []string{""})
+	w4xAVX2Group(a, "w4fourg", rows4, []string{""}, true)
 	outs := make([]string, 4)
 	for p := range outs {
 		outs[p] = w4xMem(4*p, "DI", "")
@@ -247,7 +247,7 @@ func w4xVecAVX2(a *asm) {
 	a.op("JZ w4done")
 	a.raw("")
 	w4xAVX2Start(a, "w4onerow", "R10", 1)
-	w4xAVX2Group(a, "w4onerowg", []string{""}, []string{""})
+	w4xAVX2Group(a, "w4onerowg", []string{""}, []string{""}, false)
 	w4xAVX2Sums(a, []string{"(DI)"})
 	a.op("ADDQ $4, DI")
 	a.op("ADDQ R8, SI")
@@ -280,7 +280,7 @@ func w4xVec4AVX2(a *asm) {
 	a.op("LEAQ (R11)(R11*2), R14")
 	a.raw("")
 	w4xAVX2Start(a, "w4x4row", "x_base+80(FP)", 4)
-	w4xAVX2Group(a, "w4x4g", []string{""}, []string{"", "(R11*1)", "(R11*2)", "(R14*1)"})
+	w4xAVX2Group(a, "w4x4g", []string{""}, []string{"", "(R11*1)", "(R11*2)", "(R14*1)"}, false)
 	w4xAVX2Sums(a, []string{"(DI)", "(DI)(AX*1)", "(DI)(AX*2)", "(DI)(R13*1)"})
 	a.op("ADDQ $4, DI")
 	a.op("ADDQ R8, SI")
