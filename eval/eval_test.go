@@ -72,6 +72,7 @@ func (s *script) NewCache() *kv.Cache {
 	return &kv.Cache{Layers: []*kv.Layer{kv.NewLayer(1, 0)}}
 }
 func (s *script) WeightBytes() int64 { return 0 }
+func (s *script) HeldBytes() int64   { return 0 }
 func (s *script) ForwardBatch(seqs []model.Seq) ([][]float32, error) {
 	var out [][]float32
 	for _, q := range seqs {

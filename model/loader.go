@@ -14,9 +14,12 @@ type Loader struct {
 	Layers int
 	// Tied says the output head is the token embedding (a weight path
 	// gives that matrix the output head's bits).
-	Tied  bool
-	Err   error
-	Bytes int64
+	Tied bool
+	Err  error
+	// Bytes is the size of every weight fetched, as held in memory; Read
+	// is what one token's forward pass reads of them: all of it but a
+	// lookup-only token embedding, of which a token reads one row.
+	Bytes, Read int64
 }
 
 // Matrix fetches a [rows, cols] weight (nil after an error).
@@ -48,7 +51,12 @@ func (l *Loader) Matrix(n Names, layer, rows, cols int) *tensor.Matrix {
 	}
 	// What a product with m streams: the packed copy where there is one
 	// (a W4A8 or W8A8 matrix's is larger than its rows).
-	l.Bytes += kernels.ReadBytes(m)
+	b := kernels.ReadBytes(m)
+	l.Bytes += b
+	if r.LookupOnly() && rows > 0 {
+		b /= int64(rows)
+	}
+	l.Read += b
 	if kernels.IsPrepared(m) {
 		// The Source releases the packed copy on Close.
 		l.Source.prepared = append(l.Source.prepared, m)
@@ -67,5 +75,6 @@ func (l *Loader) Vector(n Names, layer, size int) []float32 {
 		return nil
 	}
 	l.Bytes += int64(4 * size)
+	l.Read += int64(4 * size)
 	return v
 }

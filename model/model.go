@@ -27,8 +27,12 @@ type Model interface {
 	ForwardBatch(seqs []Seq) ([][]float32, error)
 	// Forward runs one sequence: ForwardBatch with one Seq.
 	Forward(c *kv.Cache, tokens []int, all bool) ([]float32, error)
-	// WeightBytes is the size of the weights the forward pass reads.
+	// WeightBytes is the size of the weights one token's forward pass
+	// reads: every matrix but a token embedding the output head does not
+	// share, of which a token reads one row.
 	WeightBytes() int64
+	// HeldBytes is the size of all the weights, as held in memory.
+	HeldBytes() int64
 }
 
 // Forward runs one sequence's tokens; see ForwardBatch.

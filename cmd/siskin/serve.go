@@ -353,7 +353,7 @@ func buildServer(f serveFlags, log *slog.Logger) (srv *server.Server, cleanup fu
 		Debug:   map[string]http.Handler{"/debug/memory": led.Handler()},
 	}, eng, lm.Tokenizer, tmpl)
 	summary = fmt.Sprintf("siskin: model %s (%s, %s, %d MiB of weights), weight path %s, context %d, KV budget %d MiB (%s), %d threads",
-		name, cfg.Arch, lm.Source.Format, lm.Model.WeightBytes()>>20, weightPath, maxLen, kvBytes>>20, cfg.KVType, kernels.Threads())
+		name, cfg.Arch, lm.Source.Format, lm.Model.HeldBytes()>>20, weightPath, maxLen, kvBytes>>20, cfg.KVType, kernels.Threads())
 	cleanup = func() { eng.Close(); lm.Close() }
 	return srv, cleanup, summary, llmHeapBytes(cfg, kvBytes, maxToks, seqs), nil
 }

@@ -43,7 +43,8 @@ type Model struct {
 	layers        []layer
 	rope          *kernels.RoPETable
 	attn          model.Attention
-	weightBytes   int64
+	weightBytes   int64 // read per token
+	heldBytes     int64 // held in memory
 }
 
 // Config reads the hyper-parameters. GGUF files store Q and K permuted
@@ -115,7 +116,7 @@ func Load(s *model.Source) (*Model, error) {
 		return nil, w.Err
 	}
 	m.rope = kernels.NewRoPETable(c.LayerSpecs[0].RopeDims, c.LayerSpecs[0].RopeTheta)
-	m.weightBytes = w.Bytes
+	m.weightBytes, m.heldBytes = w.Read, w.Bytes
 	return m, nil
 }
 
@@ -127,6 +128,9 @@ func (m *Model) NewCache() *kv.Cache { return m.cfg.NewCache() }
 
 // WeightBytes is the size of the weights read per token.
 func (m *Model) WeightBytes() int64 { return m.weightBytes }
+
+// HeldBytes is the size of the weights held.
+func (m *Model) HeldBytes() int64 { return m.heldBytes }
 
 func (m *Model) applyRope(head []float32, pos int) {
 	if m.cfg.Rope == model.RopeInterleaved {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/siskin-ml/siskin/gguf"
 	"github.com/siskin-ml/siskin/internal/testdata"
+	"github.com/siskin-ml/siskin/model"
 	"github.com/siskin-ml/siskin/tensor"
 )
 
@@ -59,9 +60,24 @@ func TestOpenAllArchitectures(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if l.Tokenizer.VocabSize() != l.Model.Config().Vocab || l.Model.WeightBytes() <= 0 {
-			t.Errorf("%v: vocab %d/%d, weight bytes %d", p, l.Tokenizer.VocabSize(), l.Model.Config().Vocab, l.Model.WeightBytes())
+		c := l.Model.Config()
+		if l.Tokenizer.VocabSize() != c.Vocab || l.Model.WeightBytes() <= 0 {
+			t.Errorf("%v: vocab %d/%d, weight bytes %d", p, l.Tokenizer.VocabSize(), c.Vocab, l.Model.WeightBytes())
 		}
+		// A token reads one row of an embedding the output head does not
+		// share; a tied one is the head, read whole.
+		want := l.Model.HeldBytes()
+		if !c.Tied {
+			emb, err := l.Source.Matrix(model.Names{GGUF: "token_embd.weight"}, 0, c.Vocab, c.Hidden)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want -= int64(len(emb.Data) - len(emb.Data)/c.Vocab)
+		}
+		if got := l.Model.WeightBytes(); got != want {
+			t.Errorf("%v (tied %v): %d weight bytes read per token, want %d of %d held", p, c.Tied, got, want, l.Model.HeldBytes())
+		}
+		t.Logf("%v: tied %v, %d of %d bytes read per token", p, c.Tied, l.Model.WeightBytes(), l.Model.HeldBytes())
 		l.Close()
 	}
 }

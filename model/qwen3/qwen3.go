@@ -33,7 +33,8 @@ type Model struct {
 	embed, output *tensor.Matrix
 	outNorm       []float32
 	dec           *Decoder
-	weightBytes   int64
+	weightBytes   int64 // read per token
+	heldBytes     int64 // held in memory
 }
 
 // Config reads the hyper-parameters.
@@ -82,7 +83,7 @@ func Load(s *model.Source) (*Model, error) {
 	if w.Err != nil {
 		return nil, w.Err
 	}
-	m.weightBytes = w.Bytes
+	m.weightBytes, m.heldBytes = w.Read, w.Bytes
 	return m, nil
 }
 
@@ -94,6 +95,9 @@ func (m *Model) NewCache() *kv.Cache { return m.cfg.NewCache() }
 
 // WeightBytes is the size of the weights read per token.
 func (m *Model) WeightBytes() int64 { return m.weightBytes }
+
+// HeldBytes is the size of the weights held.
+func (m *Model) HeldBytes() int64 { return m.heldBytes }
 
 // Forward runs one sequence's tokens; see model.Model.
 func (m *Model) Forward(cache *kv.Cache, tokens []int, all bool) ([]float32, error) {
