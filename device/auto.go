@@ -70,8 +70,10 @@ func AutoProfile(info *Info) *Profile {
 // ChooseWeightPath decides how the kernels should hold the weights on
 // this CPU, and says why. The rule:
 //
-//   - priority "fidelity": w4a16, on every CPU, because it keeps the
-//     activations in 16-bit floats rather than quantizing them to int8.
+//   - priority "fidelity": w4a16, on every CPU, because its 4-bit
+//     layers keep the activations in floats rather than quantizing them
+//     to int8 (the layers it keeps at 8 bits, as every 4-bit path does,
+//     are W8A8: see weightpath.Target).
 //     Its float kernels cost speed: on Zen 5 (AVX-512 kernels, Qwen3-1.7B
 //     shape from F16, two rounds in turn; README) it decoded at 0.67-0.68x
 //     and prefilled at 0.35-0.37x of q4_k_m's speed.
@@ -125,7 +127,7 @@ func ChooseWeightPath(info *Info, priority string) (path WeightPath, why string)
 	f := info.Features
 	switch {
 	case priority == PriorityFidelity:
-		return WeightPathW4A16, "priority fidelity: 4-bit weights with 16-bit float activations (no int8 activation quantization)"
+		return WeightPathW4A16, "priority fidelity: its 4-bit layers take float activations, not int8 (its 8-bit layers are W8A8, as on every 4-bit path)"
 	case isARM64(info):
 		dp := "no dotprod"
 		if f.DotProd {

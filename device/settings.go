@@ -36,7 +36,7 @@ const (
 	WeightPathAuto  WeightPath = "auto"   // ChooseWeightPath decides from the CPU
 	WeightPathGGUF  WeightPath = "gguf"   // the GGUF file's own block formats, native kernels
 	WeightPathW4A8  WeightPath = "w4a8"   // 4-bit weights, int8 activations (VNNI, AMX)
-	WeightPathW4A16 WeightPath = "w4a16"  // 4-bit weights, 16-bit float activations
+	WeightPathW4A16 WeightPath = "w4a16"  // 4-bit weights, float32 activations
 	WeightPathW8A8  WeightPath = "w8a8"   // 8-bit weights, int8 activations
 	WeightPathQ4KM  WeightPath = "q4_k_m" // llama.cpp's Q4_K_M mix made at load, GGUF kernels
 	// WeightPathW16A16: BF16 weights and activations (VDPBF16PS), as
