@@ -124,7 +124,7 @@ type Result struct {
 	BandwidthMin   float64   `json:"bandwidth_gbs_min"`
 	BandwidthMax   float64   `json:"bandwidth_gbs_max"`
 	BandwidthBytes int64     `json:"bandwidth_buffer_bytes"`
-	// Generation only: the read bandwidth measured by probe passes
+	// Generation only: the read bandwidth measured by a probe pass
 	// before each repetition (so the ceiling sees the load the test did,
 	// not the start's; the run's first probe when there were no such
 	// passes), its median, that / weight bytes, and the median's share of
@@ -308,10 +308,7 @@ func Run(m model.Model, info ModelInfo, opt Options) ([]Result, error) {
 		passes := make([][]float64, len(depths))
 		rep := func(i int) error {
 			if t.gen > 0 && prober != nil {
-				prober.Pass() // unmeasured, as MeasureBandwidth's first
-				for range probePasses {
-					passes[i] = append(passes[i], prober.Pass())
-				}
+				passes[i] = append(passes[i], prober.Pass())
 			}
 			dur, err := runs[i](false)
 			if err != nil {
@@ -344,13 +341,6 @@ func Run(m model.Model, info ModelInfo, opt Options) ([]Result, error) {
 	}
 	return results, nil
 }
-
-// probePasses is the timed bandwidth passes before each repetition of a
-// generation test, after an unmeasured one: a single pass just after the
-// model had run read 0.44-0.57 of the run's opening probe (four runs of
-// the Qwen3-1.7B Q4_K_M synth, Zen 5), while with the unmeasured pass
-// first the passes' medians fell within the opening probes' range.
-const probePasses = 3
 
 // benchTest is a ppN (prompt N) or tgN (gen N) test.
 type benchTest struct {
