@@ -32,32 +32,15 @@ var sink uint64
 // is reported with min and max. This is the read-only sum of STREAM-like
 // probes and what decoding a token costs: every weight is read once.
 func MeasureBandwidth(size int64, threads, runs int) (Bandwidth, error) {
-	p, err := NewProber(size, threads)
-	if err != nil {
-		return Bandwidth{}, err
+	if threads < 1 {
+		threads = 1
 	}
-	p.Pass()
-	rates := make([]float64, max(runs, 1))
-	for i := range rates {
-		rates[i] = p.Pass()
+	if runs < 1 {
+		runs = 1
 	}
-	return p.summary(rates), nil
-}
-
-// Prober holds MeasureBandwidth's filled buffer, so that passes can be
-// taken between a benchmark's repetitions.
-type Prober struct {
-	buf     []uint64
-	threads int
-}
-
-// NewProber allocates and fills a probe buffer of size bytes for threads
-// goroutines.
-func NewProber(size int64, threads int) (*Prober, error) {
-	threads = max(threads, 1)
 	words := size / 8
 	if words < int64(8*threads) {
-		return nil, fmt.Errorf("bandwidth buffer of %d bytes is too small", size)
+		return Bandwidth{}, fmt.Errorf("bandwidth buffer of %d bytes is too small", size)
 	}
 	buf := make([]uint64, words)
 	// Fill in parallel: a 1 GiB page-in alone takes a while on one core.
@@ -66,26 +49,23 @@ func NewProber(size int64, threads int) (*Prober, error) {
 			buf[i] = uint64(i)*0x9e3779b97f4a7c15 | 1
 		}
 	})
-	return &Prober{buf: buf, threads: threads}, nil
-}
-
-// Pass reads the buffer once and returns the rate in GB/s.
-func (p *Prober) Pass() float64 {
-	sums := make([]uint64, p.threads)
-	start := time.Now()
-	parallelIdx(p.threads, len(p.buf), func(t, lo, hi int) { sums[t] = device.SumWords(p.buf[lo:hi]) })
-	d := time.Since(start)
-	for _, s := range sums {
-		sink += s
+	pass := func() time.Duration {
+		sums := make([]uint64, threads)
+		start := time.Now()
+		parallelIdx(threads, len(buf), func(t, lo, hi int) { sums[t] = device.SumWords(buf[lo:hi]) })
+		d := time.Since(start)
+		for _, s := range sums {
+			sink += s
+		}
+		return d
 	}
-	return float64(8*len(p.buf)) / d.Seconds() / 1e9
-}
-
-// summary is the median, min and max of rates (GB/s, any order).
-func (p *Prober) summary(rates []float64) Bandwidth {
-	s := append([]float64(nil), rates...)
-	sort.Float64s(s)
-	return Bandwidth{Median: median(s), Min: s[0], Max: s[len(s)-1], Bytes: 8 * int64(len(p.buf)), Threads: p.threads, Runs: len(s)}
+	pass()
+	rates := make([]float64, runs)
+	for i := range rates {
+		rates[i] = float64(words*8) / pass().Seconds() / 1e9
+	}
+	sort.Float64s(rates)
+	return Bandwidth{Median: median(rates), Min: rates[0], Max: rates[len(rates)-1], Bytes: words * 8, Threads: threads, Runs: runs}, nil
 }
 
 // parallel splits [0, n) into threads contiguous parts.

@@ -11,7 +11,6 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -124,15 +123,10 @@ type Result struct {
 	BandwidthMin   float64   `json:"bandwidth_gbs_min"`
 	BandwidthMax   float64   `json:"bandwidth_gbs_max"`
 	BandwidthBytes int64     `json:"bandwidth_buffer_bytes"`
-	// Generation only: the read bandwidth measured by a probe pass
-	// before each repetition (so the ceiling sees the load the test did,
-	// not the start's; the run's first probe when there were no such
-	// passes), its median, that / weight bytes, and the median's share of
-	// it.
-	CeilingBandwidthSamples []float64 `json:"ceiling_bandwidth_samples_gbs,omitempty"`
-	CeilingBandwidthGBs     float64   `json:"ceiling_bandwidth_gbs,omitempty"`
-	CeilingTPS              *float64  `json:"ceiling_tokens_per_second,omitempty"`
-	CeilingShare            *float64  `json:"ceiling_share,omitempty"`
+	// Generation only: bandwidth / weight bytes, and the median's share
+	// of it.
+	CeilingTPS   *float64 `json:"ceiling_tokens_per_second,omitempty"`
+	CeilingShare *float64 `json:"ceiling_share,omitempty"`
 }
 
 // Describe reads what the report says about a loaded model.
@@ -219,7 +213,6 @@ func Run(m model.Model, info ModelInfo, opt Options) ([]Result, error) {
 	defer kernels.SetThreads(0)
 
 	var bw Bandwidth
-	var prober *Prober // kept for passes between generation repetitions
 	if opt.BandwidthBytes >= 0 {
 		size, runs := opt.BandwidthBytes, opt.BandwidthRuns
 		if size == 0 {
@@ -228,22 +221,11 @@ func Run(m model.Model, info ModelInfo, opt Options) ([]Result, error) {
 		if runs <= 0 {
 			runs = 5
 		}
-		p, err := NewProber(size, opt.Threads)
-		if err != nil {
+		var err error
+		if bw, err = MeasureBandwidth(size, opt.Threads, runs); err != nil {
 			return nil, err
 		}
-		p.Pass()
-		rates := make([]float64, runs)
-		for i := range rates {
-			rates[i] = p.Pass()
-		}
-		bw = p.summary(rates)
-		if slices.ContainsFunc(opt.Gens, func(n int) bool { return n > 0 }) {
-			prober = p
-		} else {
-			p = nil
-			runtime.GC() // give the probe's buffer back before the model runs
-		}
+		runtime.GC() // give the probe's buffer back before the model runs
 	}
 
 	vocab := m.Config().Vocab
@@ -305,11 +287,7 @@ func Run(m model.Model, info ModelInfo, opt Options) ([]Result, error) {
 				return nil, fmt.Errorf("%s: %w", rs[i].Test, err)
 			}
 		}
-		passes := make([][]float64, len(depths))
 		rep := func(i int) error {
-			if t.gen > 0 && prober != nil {
-				passes[i] = append(passes[i], prober.Pass())
-			}
 			dur, err := runs[i](false)
 			if err != nil {
 				return fmt.Errorf("%s: %w", rs[i].Test, err)
@@ -320,19 +298,13 @@ func Run(m model.Model, info ModelInfo, opt Options) ([]Result, error) {
 		if err := opt.repeat(len(depths), rs, rep); err != nil {
 			return nil, err
 		}
-		for i, r := range rs {
+		for _, r := range rs {
 			r.summarize()
-			if t.gen == 0 || bw.Median <= 0 || info.WeightBytes <= 0 {
-				continue
+			if t.gen > 0 && bw.Median > 0 && info.WeightBytes > 0 {
+				ceiling := bw.Median * 1e9 / float64(info.WeightBytes)
+				share := r.TPSMedian / ceiling
+				r.CeilingTPS, r.CeilingShare = &ceiling, &share
 			}
-			r.CeilingBandwidthGBs = bw.Median
-			if len(passes[i]) > 0 {
-				r.CeilingBandwidthSamples = passes[i]
-				r.CeilingBandwidthGBs = prober.summary(passes[i]).Median
-			}
-			ceiling := r.CeilingBandwidthGBs * 1e9 / float64(info.WeightBytes)
-			share := r.TPSMedian / ceiling
-			r.CeilingTPS, r.CeilingShare = &ceiling, &share
 		}
 	}
 	var results []Result
@@ -423,7 +395,7 @@ func WriteTable(w io.Writer, results []Result) error {
 	for _, r := range results {
 		share := ""
 		if r.CeilingShare != nil {
-			share = fmt.Sprintf("%.0f%% of %.2f t/s (%.1f GB/s)", *r.CeilingShare*100, *r.CeilingTPS, r.CeilingBandwidthGBs)
+			share = fmt.Sprintf("%.0f%% of %.2f t/s", *r.CeilingShare*100, *r.CeilingTPS)
 		}
 		rows = append(rows, []string{r.Desc, sizeLabel(r.FileBytes), paramsLabel(r.Params), fmt.Sprint(r.Threads), r.TypeK, r.Test,
 			fmt.Sprintf("%.2f [%.2f-%.2f]", r.TPSMedian, r.TPSMin, r.TPSMax), share})

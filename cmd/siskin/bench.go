@@ -45,9 +45,7 @@ with --cpuprofile, which needs a test's repetitions in one span, they run depth 
 
 In the same run it measures the memory read bandwidth (-t goroutines summing a buffer much larger
 than the last-level cache, 1 GiB by default, median of 5 passes) and reports generation as a share
-of the ceiling that bandwidth sets: bandwidth / bytes of weights read per token. The buffer is kept
-through a run with tgN tests, and one pass before each of their repetitions gives that test's
-bandwidth (the median, shown in its row), so on a shared machine both sides see the same load.
+of the ceiling that bandwidth sets: bandwidth / bytes of weights read per token.
 
 --tts benchmarks a Qwen3-TTS folder instead (-m DIR with its speech_tokenizer/): one
 utterance of --frames frames, each frame pushed through the codec as it comes;
