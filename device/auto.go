@@ -103,8 +103,8 @@ func AutoProfile(info *Info) *Profile {
 //     one run), and q4_k_m reads fewer bytes per token (6-bit layers
 //     where w4a8 keeps 8-bit ones). Whole model (Qwen3-0.6B shape from
 //     F16, siskin bench, 2 threads, two alternated pairs on a loaded Zen
-//     5; README): q4_k_m decoded 1.4x and 2.6x as fast as w4a8, which
-//     prefilled at 1.0x and 1.18x of q4_k_m's speed.
+//     5; docs/speed-history.md): q4_k_m decoded 1.4x and 2.6x as fast as
+//     w4a8, which prefilled at 1.0x and 1.18x of q4_k_m's speed.
 //   - AVX2 without AVX-512 VNNI: q4_k_m, llama.cpp's Q4_K_M mix made at
 //     load. Without VNNI an int8 dot product costs VPMADDUBSW plus an
 //     add, so w4a8 has no arithmetic edge over the Q4_K kernels: on the
