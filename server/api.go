@@ -101,10 +101,55 @@ type promptDetail struct {
 
 // completionLogprobs is the legacy completions logprobs object.
 type completionLogprobs struct {
-	Tokens        []string             `json:"tokens"`
-	TokenLogprobs []float32            `json:"token_logprobs"`
-	TopLogprobs   []map[string]float32 `json:"top_logprobs"`
-	TextOffset    []int                `json:"text_offset"`
+	Tokens        []string    `json:"tokens"`
+	TokenLogprobs []float32   `json:"token_logprobs"`
+	TopLogprobs   []topByText `json:"top_logprobs"`
+	TextOffset    []int       `json:"text_offset"`
+}
+
+// topByText is one position's alternatives as the legacy API's object of
+// text to logprob, most likely first as OpenAI and vLLM list them (a Go map
+// would sort the texts instead). Of two tokens with the same text the more
+// likely one is kept.
+type topByText []textLogprob
+
+type textLogprob struct {
+	text    string
+	logprob float32
+}
+
+func (t topByText) MarshalJSON() ([]byte, error) {
+	b := []byte{'{'}
+	seen := make(map[string]bool, len(t))
+	for _, e := range t {
+		if seen[e.text] {
+			continue
+		}
+		seen[e.text] = true
+		k, err := json.Marshal(e.text)
+		if err != nil {
+			return nil, err
+		}
+		v, err := json.Marshal(e.logprob)
+		if err != nil {
+			return nil, err
+		}
+		if len(b) > 1 {
+			b = append(b, ',')
+		}
+		b = append(append(append(b, k...), ':'), v...)
+	}
+	return append(b, '}'), nil
+}
+
+// wireLogprob is a logprob as a response carries it: vLLM's floor of -9999
+// stands for the -inf of a token a constraint ruled out (and for a NaN),
+// which JSON cannot hold.
+func wireLogprob(v float32) float32 {
+	if !(v > -9999) {
+		return -9999
+	}
+	return v
 }
 
 type completionChoice struct {

@@ -434,10 +434,10 @@ func (s *Server) chatLogprobs(on bool, toks []sample.Token) *chatLogprobs {
 	lp := &chatLogprobs{Content: []chatLogprob{}}
 	for _, t := range toks {
 		text := s.tokenText(t.ID)
-		e := chatLogprob{Token: text, Logprob: t.Logprob, Bytes: bytesOf(text), TopLogprobs: []chatTopProb{}}
+		e := chatLogprob{Token: text, Logprob: wireLogprob(t.Logprob), Bytes: bytesOf(text), TopLogprobs: []chatTopProb{}}
 		for _, tl := range t.Top {
 			tt := s.tokenText(tl.ID)
-			e.TopLogprobs = append(e.TopLogprobs, chatTopProb{Token: tt, Logprob: tl.Logprob, Bytes: bytesOf(tt)})
+			e.TopLogprobs = append(e.TopLogprobs, chatTopProb{Token: tt, Logprob: wireLogprob(tl.Logprob), Bytes: bytesOf(tt)})
 		}
 		lp.Content = append(lp.Content, e)
 	}

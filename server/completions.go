@@ -171,14 +171,14 @@ func (s *Server) completionLogprobs(job *completionJob, toks []sample.Token, off
 	if job.req.Logprobs == nil {
 		return nil
 	}
-	lp := &completionLogprobs{Tokens: []string{}, TokenLogprobs: []float32{}, TopLogprobs: []map[string]float32{}, TextOffset: []int{}}
+	lp := &completionLogprobs{Tokens: []string{}, TokenLogprobs: []float32{}, TopLogprobs: []topByText{}, TextOffset: []int{}}
 	for _, t := range toks {
 		text := s.tokenText(t.ID)
 		lp.Tokens = append(lp.Tokens, text)
-		lp.TokenLogprobs = append(lp.TokenLogprobs, t.Logprob)
-		top := map[string]float32{}
+		lp.TokenLogprobs = append(lp.TokenLogprobs, wireLogprob(t.Logprob))
+		top := make(topByText, 0, len(t.Top))
 		for _, tl := range t.Top {
-			top[s.tokenText(tl.ID)] = tl.Logprob
+			top = append(top, textLogprob{s.tokenText(tl.ID), wireLogprob(tl.Logprob)})
 		}
 		lp.TopLogprobs = append(lp.TopLogprobs, top)
 		lp.TextOffset = append(lp.TextOffset, offset)

@@ -1,9 +1,12 @@
 package server
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"math"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
@@ -418,5 +421,131 @@ func TestSDKCompletionPrefixCached(t *testing.T) {
 	want := (len(ids) + len(out) - 1) / engine.BlockSize * engine.BlockSize
 	if usage == nil || usage.PromptTokensDetails.CachedTokens != int64(want) || usage.PromptTokens != int64(len(next)) {
 		t.Errorf("second request usage %+v, want %d cached of %d", usage, want, len(next))
+	}
+}
+
+// Logprobs where the constraint rules out all but a few tokens: the top
+// alternatives then include tokens of logprob -inf, which go out as vLLM's
+// -9999 (JSON has no -inf); before, the response was a 200 with no body and
+// the stream's events were empty lines. The legacy object lists its texts
+// most likely first, as OpenAI and vLLM do.
+func TestLogprobsOfRuledOutTokens(t *testing.T) {
+	for name, ts := range map[string]*testServer{"stories": stories(t), "qwen3-tiny": qwen(t)} {
+		for _, stream := range []bool{false, true} {
+			body := map[string]any{"prompt": "Once upon", "max_tokens": 4, "logprobs": 5, "stream": stream, "temperature": 0,
+				"structured_outputs": map[string]any{"choice": []string{"yes", "no"}}}
+			code, raw := ts.post(t, "/v1/completions", body)
+			events := [][]byte{raw}
+			if stream {
+				events = nil
+				for _, e := range sseEvents(t, raw) {
+					events = append(events, []byte(e))
+				}
+			}
+			floor := false
+			for _, e := range events {
+				var resp struct {
+					Choices []struct {
+						Text     string
+						Logprobs struct {
+							TokenLogprobs []float64       `json:"token_logprobs"`
+							TopLogprobs   []orderedFloats `json:"top_logprobs"`
+						}
+					}
+				}
+				if err := json.Unmarshal(e, &resp); code != 200 || err != nil {
+					t.Fatalf("%s stream=%v: status %d, %v: %q", name, stream, code, err, e)
+				}
+				for _, ch := range resp.Choices {
+					for i, top := range ch.Logprobs.TopLogprobs {
+						if len(top) == 0 || !slices.IsSortedFunc(top, func(a, b float64) int { return cmp.Compare(b, a) }) {
+							t.Errorf("%s stream=%v: top logprobs %v not most likely first", name, stream, top)
+						}
+						if top[0] != ch.Logprobs.TokenLogprobs[i] {
+							t.Errorf("%s stream=%v: sampled %v, first of the top %v", name, stream, ch.Logprobs.TokenLogprobs[i], top[0])
+						}
+						floor = floor || top[len(top)-1] == -9999
+					}
+				}
+			}
+			if !floor {
+				t.Errorf("%s stream=%v: no ruled-out alternative at -9999: %s", name, stream, raw)
+			}
+		}
+	}
+}
+
+// orderedFloats reads a JSON object's values in the order it lists them.
+type orderedFloats []float64
+
+func (o *orderedFloats) UnmarshalJSON(b []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if _, err := dec.Token(); err != nil { // {
+		return err
+	}
+	for dec.More() {
+		if _, err := dec.Token(); err != nil { // the text
+			return err
+		}
+		var v float64
+		if err := dec.Decode(&v); err != nil {
+			return err
+		}
+		*o = append(*o, v)
+	}
+	return nil
+}
+
+// The chat API's logprobs, under the same constraint.
+func TestChatLogprobsOfRuledOutTokens(t *testing.T) {
+	ts := qwen(t)
+	for _, stream := range []bool{false, true} {
+		code, raw := ts.post(t, "/v1/chat/completions", map[string]any{
+			"messages": []map[string]any{{"role": "user", "content": "yes or no?"}}, "max_tokens": 4,
+			"logprobs": true, "top_logprobs": 5, "stream": stream, "temperature": 0,
+			"structured_outputs": map[string]any{"choice": []string{"yes", "no"}}})
+		events := [][]byte{raw}
+		if stream {
+			events = nil
+			for _, e := range sseEvents(t, raw) {
+				events = append(events, []byte(e))
+			}
+		}
+		floor := false
+		for _, e := range events {
+			var resp struct {
+				Choices []struct {
+					Logprobs *struct {
+						Content []struct {
+							TopLogprobs []struct{ Logprob float64 } `json:"top_logprobs"`
+						}
+					}
+				}
+			}
+			if err := json.Unmarshal(e, &resp); code != 200 || err != nil {
+				t.Fatalf("stream=%v: status %d, %v: %q", stream, code, err, e)
+			}
+			for _, ch := range resp.Choices {
+				if ch.Logprobs == nil {
+					continue
+				}
+				for _, c := range ch.Logprobs.Content {
+					floor = floor || len(c.TopLogprobs) == 5 && c.TopLogprobs[4].Logprob == -9999
+				}
+			}
+		}
+		if !floor {
+			t.Errorf("stream=%v: no ruled-out alternative at -9999: %s", stream, raw)
+		}
+	}
+}
+
+// A value JSON cannot hold answers 500 in the API's error shape.
+func TestWriteJSONUnencodable(t *testing.T) {
+	rec := httptest.NewRecorder()
+	writeJSON(rec, 200, map[string]any{"x": math.Inf(-1)})
+	var e struct{ Error apiError }
+	if err := json.Unmarshal(rec.Body.Bytes(), &e); rec.Code != 500 || err != nil || e.Error.Message == "" {
+		t.Errorf("status %d, body %q", rec.Code, rec.Body)
 	}
 }

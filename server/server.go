@@ -195,11 +195,26 @@ func (s *Server) model(w http.ResponseWriter, r *http.Request) {
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
+	body, err := encodeJSON(v)
+	if err != nil {
+		// Encoded before the status goes out, so a value JSON cannot
+		// hold answers 500 in the API's shape rather than 200 and no body.
+		slog.Error("response not encodable", "err", err)
+		status = 500
+		body, _ = encodeJSON(map[string]any{"error": internalError(err)})
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	enc := json.NewEncoder(w)
+	w.Write(body)
+}
+
+// encodeJSON is v as one line of JSON, HTML characters left as they are.
+func encodeJSON(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	enc.Encode(v)
+	err := enc.Encode(v)
+	return buf.Bytes(), err
 }
 
 func writeError(w http.ResponseWriter, e *apiError) {
@@ -498,13 +513,17 @@ func (e *sse) event(name string, v any) error { return e.write("event: "+name+"\
 
 // write sends v as one data line after head, and flushes.
 func (e *sse) write(head string, v any) error {
-	var buf bytes.Buffer
-	buf.WriteString(head + "data: ")
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.Encode(v)
-	buf.WriteString("\n")
-	_, err := e.w.Write(buf.Bytes())
+	body, err := encodeJSON(v)
+	if err != nil {
+		// The stream ends with an error event rather than an empty line.
+		slog.Error("event not encodable", "err", err)
+		body, _ = encodeJSON(map[string]any{"error": internalError(err)})
+		head = ""
+	}
+	_, werr := io.WriteString(e.w, head+"data: "+string(body)+"\n")
+	if err == nil {
+		err = werr
+	}
 	if e.f != nil {
 		e.f.Flush()
 	}
