@@ -110,6 +110,14 @@ type Request struct {
 	// are not used. Its prompt chunks batch with generation like any
 	// other prefill.
 	Embed Pooling
+	// ScorePrompt asks for the logprob of every prompt token after the
+	// first as the model predicts it from those before (vLLM's prompt
+	// logprobs, with PromptTop alternatives each), delivered in the
+	// request's first event's Prompt. Every prompt token is computed (no
+	// prefix-cache hit), and MaxTokens may be 0: the request then ends
+	// after its prompt with one event that carries no token.
+	ScorePrompt bool
+	PromptTop   int
 }
 
 // Pooling is how an embedding request's hidden states become one vector.
@@ -132,7 +140,14 @@ type Event struct {
 	// CachedTokens is how many prompt tokens were served from the prefix
 	// cache (set on the first event the caller gets).
 	CachedTokens int
+	// Prompt is the scored prompt tokens after the first (ScorePrompt),
+	// on the request's first event. When MaxTokens is 0 that event is the
+	// last, and its Token.ID is NoToken.
+	Prompt []sample.Token
 }
+
+// NoToken is the Token.ID of an event that carries no generated token.
+const NoToken = -1
 
 // Abort is the finish reason of a request cancelled by its caller.
 const FinishAbort FinishReason = "abort"

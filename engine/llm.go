@@ -64,7 +64,8 @@ type seq struct {
 	// Prefix-cache progress: blocks inserted so far and the last one's hash.
 	nextBlock int
 	lastHash  uint64
-	sum       []float32 // an embedding request's hidden states so far (PoolMean)
+	sum       []float32      // an embedding request's hidden states so far (PoolMean)
+	scored    []sample.Token // prompt tokens scored so far (ScorePrompt)
 }
 
 // tokens is everything the sequence has fed or will feed next.
@@ -82,10 +83,10 @@ func (l *llmStage) Reserve(r *Request) (int64, error) {
 	if r.Embed != NoEmbed {
 		return l.m.Config().KVBytes(len(r.Prompt)), nil
 	}
-	if r.MaxTokens <= 0 {
+	if r.MaxTokens < 0 || r.MaxTokens == 0 && !r.ScorePrompt {
 		return 0, fmt.Errorf("engine: max tokens must be positive")
 	}
-	if r.Sampler == nil {
+	if r.Sampler == nil && r.MaxTokens > 0 {
 		return 0, fmt.Errorf("engine: no sampler")
 	}
 	return l.m.Config().KVBytes(len(r.Prompt) + r.MaxTokens), nil
@@ -129,8 +130,9 @@ func (l *llmStage) Start(it *Item) error {
 	} else {
 		s.cache.Limit(len(r.Prompt))
 	}
-	// Mean pooling needs every prompt token's hidden state: no prefix.
-	if chain := l.prefix.lookup(r.Prompt, r.CacheSalt); len(chain) > 0 && r.Embed != PoolMean {
+	// Mean pooling and prompt scores need every prompt token's output:
+	// no prefix.
+	if chain := l.prefix.lookup(r.Prompt, r.CacheSalt); len(chain) > 0 && r.Embed != PoolMean && !r.ScorePrompt {
 		l.prefix.restore(s.cache, chain)
 		s.fed, s.cached = s.cache.Len(), s.cache.Len()
 		s.nextBlock, s.lastHash = len(chain), chain[len(chain)-1].hash
@@ -222,13 +224,17 @@ func (l *llmStage) Step(batch []*Item) {
 	for i, it := range owners {
 		s := it.State.(*seq)
 		r := &it.r.req
+		out := logits[i]
 		if s.fed < len(r.Prompt) {
+			if r.ScorePrompt {
+				out = l.score(s, r, seqs[i].Tokens, out)
+			}
 			s.fed += len(seqs[i].Tokens)
 			st.promptTokens.Add(int64(len(seqs[i].Tokens)))
 		}
 		l.cacheBlocks(it, s)
 		if r.Embed != NoEmbed {
-			l.embed(it, s, logits[i])
+			l.embed(it, s, out)
 			continue
 		}
 		if s.fed < len(r.Prompt) {
@@ -237,7 +243,11 @@ func (l *llmStage) Step(batch []*Item) {
 		if it.r.ctx.Err() != nil {
 			continue // dropped before the next step
 		}
-		picks = append(picks, pick{it: it, logits: logits[i]})
+		if r.MaxTokens == 0 {
+			it.Emit(Event{Token: sample.Token{ID: NoToken}, Finish: FinishLength, Prompt: s.scored})
+			continue
+		}
+		picks = append(picks, pick{it: it, logits: out})
 	}
 	l.sample(picks)
 	for i := range picks {
@@ -267,12 +277,33 @@ func (l *llmStage) plan(batch []*Item) ([]model.Seq, []*Item) {
 		if s.fed < len(p) && budget > 0 {
 			n := min(budget, len(p)-s.fed)
 			emb := it.r.req.Embed
-			seqs = append(seqs, model.Seq{Cache: s.cache, Tokens: p[s.fed : s.fed+n], Hidden: emb != NoEmbed, AllLogits: emb == PoolMean})
+			score := it.r.req.ScorePrompt
+			if score {
+				n = min(n, scoreChunk)
+			}
+			seqs = append(seqs, model.Seq{Cache: s.cache, Tokens: p[s.fed : s.fed+n], Hidden: emb != NoEmbed, AllLogits: emb == PoolMean || score})
 			owners = append(owners, it)
 			budget -= n
 		}
 	}
 	return seqs, owners
+}
+
+// scoreChunk bounds a scored prompt's chunk: its logits are a row of the
+// vocabulary per token (32 rows of a 152k vocabulary are 19 MB).
+const scoreChunk = 32
+
+// score appends to s.scored each of the chunk's rows' score of the prompt
+// token that follows it, and returns the last row: the logits of the first
+// token to generate once the chunk ends the prompt.
+func (l *llmStage) score(s *seq, r *Request, chunk []int, rows []float32) []float32 {
+	v := l.m.Config().Vocab
+	for j := range chunk {
+		if next := s.fed + j + 1; next < len(r.Prompt) {
+			s.scored = append(s.scored, sample.Score(rows[j*v:(j+1)*v], r.Prompt[next], r.PromptTop))
+		}
+	}
+	return rows[(len(chunk)-1)*v:]
 }
 
 // pick is one sequence's next-token choice in a step.
@@ -310,7 +341,8 @@ func (l *llmStage) emit(p *pick) {
 		it.Fail(p.err)
 		return
 	}
-	ev := Event{Token: p.tok}
+	ev := Event{Token: p.tok, Prompt: s.scored}
+	s.scored = nil
 	l.e.stats.generationTokens.Add(1)
 	stop := r.Stop != nil && r.Stop(p.tok.ID)
 	if !stop {

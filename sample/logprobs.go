@@ -103,3 +103,12 @@ func topN(l []float32, n int) []int32 {
 	})
 	return h
 }
+
+// Score is token id as if it had been sampled from logits: its logprob and
+// rank under log_softmax of the raw logits, with the top n alternatives
+// (none when n is 0). It scores a prompt's tokens (vLLM's prompt logprobs).
+func Score(logits []float32, id, n int) Token {
+	tok := Token{ID: id}
+	rawLogprobs(logits, &tok, n)
+	return tok
+}

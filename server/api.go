@@ -62,6 +62,11 @@ type samplingFields struct {
 	// maxTokensField names max_tokens in errors, for routes that call it
 	// otherwise (max_output_tokens).
 	maxTokensField string
+	// scorePrompt asks the engine for the prompt's logprobs, with
+	// promptTop alternatives each (completions' echo); it allows
+	// max_tokens 0.
+	scorePrompt bool
+	promptTop   int
 }
 
 // completionRequest is POST /v1/completions.
@@ -100,17 +105,18 @@ type promptDetail struct {
 }
 
 // completionLogprobs is the legacy completions logprobs object.
+// An echoed prompt's first token has no logprob: null in both lists.
 type completionLogprobs struct {
 	Tokens        []string    `json:"tokens"`
-	TokenLogprobs []float32   `json:"token_logprobs"`
+	TokenLogprobs []*float32  `json:"token_logprobs"`
 	TopLogprobs   []topByText `json:"top_logprobs"`
 	TextOffset    []int       `json:"text_offset"`
 }
 
 // topByText is one position's alternatives as the legacy API's object of
-// text to logprob, most likely first as OpenAI and vLLM list them (a Go map
-// would sort the texts instead). Of two tokens with the same text the more
-// likely one is kept.
+// text to logprob, most likely first as OpenAI lists them (a Go map would
+// sort the texts instead), then the chosen token where it is not among
+// them; nil is null. Of two tokens with the same text the first is kept.
 type topByText []textLogprob
 
 type textLogprob struct {
@@ -119,6 +125,9 @@ type textLogprob struct {
 }
 
 func (t topByText) MarshalJSON() ([]byte, error) {
+	if t == nil {
+		return []byte("null"), nil
+	}
 	b := []byte{'{'}
 	seen := make(map[string]bool, len(t))
 	for _, e := range t {

@@ -77,6 +77,7 @@ type completionJob struct {
 	p       sample.Params
 	stops   []string
 	prompts [][]int
+	echo    []string // per prompt, when echo is set
 	n       int
 }
 
@@ -111,11 +112,15 @@ func (s *Server) parseCompletion(w http.ResponseWriter, r *http.Request) (*compl
 	if err := s.decode(w, r, req); err != nil {
 		return nil, err
 	}
+	// echo with logprobs scores the prompt (vLLM's prompt logprobs, as
+	// lm-evaluation-harness asks for them), and max_tokens 0 scores only.
+	zero := req.MaxTokens != nil && *req.MaxTokens == 0
+	req.scorePrompt = req.Echo && (req.Logprobs != nil || zero)
+	if req.Logprobs != nil {
+		req.promptTop = *req.Logprobs
+	}
 	if err := s.common(&req.samplingFields); err != nil {
 		return nil, err
-	}
-	if req.Echo {
-		return nil, badRequest("echo", "echo is not supported")
 	}
 	if req.Suffix != nil && *req.Suffix != "" {
 		return nil, badRequest("suffix", "suffix is not supported")
@@ -142,7 +147,28 @@ func (s *Server) parseCompletion(w http.ResponseWriter, r *http.Request) (*compl
 	if job.prompts, err = s.parsePrompt(req.Prompt); err != nil {
 		return nil, err
 	}
+	if req.Echo {
+		job.echo = s.echoTexts(req.Prompt, job.prompts)
+	}
 	return job, nil
+}
+
+// echoTexts is each prompt as echo returns it: a text prompt as sent, a
+// prompt of token ids decoded.
+func (s *Server) echoTexts(raw json.RawMessage, prompts [][]int) []string {
+	var one string
+	if json.Unmarshal(raw, &one) == nil {
+		return []string{one}
+	}
+	var texts []string
+	if json.Unmarshal(raw, &texts) == nil {
+		return texts
+	}
+	out := make([]string, len(prompts))
+	for i, ids := range prompts {
+		out[i] = s.tok.DecodeWith(ids, tokenizer.DecodeOptions{SkipSpecial: true})
+	}
+	return out
 }
 
 // startCompletion submits n choices for every prompt.
@@ -166,37 +192,72 @@ func (s *Server) startCompletion(r *http.Request, job *completionJob, start time
 }
 
 // completionLogprobs is the legacy logprobs object of tokens whose text
-// starts at offset, nil when not asked for.
-func (s *Server) completionLogprobs(job *completionJob, toks []sample.Token, offset int) *completionLogprobs {
+// starts at offset, nil when not asked for. With echo, the choice's first
+// delta (first) begins with the prompt's tokens.
+func (s *Server) completionLogprobs(job *completionJob, c *choice, toks []sample.Token, offset int, first bool) *completionLogprobs {
 	if job.req.Logprobs == nil {
 		return nil
 	}
-	lp := &completionLogprobs{Tokens: []string{}, TokenLogprobs: []float32{}, TopLogprobs: []topByText{}, TextOffset: []int{}}
-	for _, t := range toks {
-		text := s.tokenText(t.ID)
-		lp.Tokens = append(lp.Tokens, text)
-		lp.TokenLogprobs = append(lp.TokenLogprobs, wireLogprob(t.Logprob))
-		top := make(topByText, 0, len(t.Top))
-		for _, tl := range t.Top {
-			top = append(top, textLogprob{s.tokenText(tl.ID), wireLogprob(tl.Logprob)})
+	lp := &completionLogprobs{Tokens: []string{}, TokenLogprobs: []*float32{}, TopLogprobs: []topByText{}, TextOffset: []int{}}
+	if first && job.echo != nil {
+		ids := job.prompts[c.index/job.n]
+		offset = lp.add(s, offset, ids[0], nil)
+		for i := range c.prompt {
+			offset = lp.add(s, offset, ids[i+1], &c.prompt[i])
 		}
-		lp.TopLogprobs = append(lp.TopLogprobs, top)
-		lp.TextOffset = append(lp.TextOffset, offset)
-		offset += len(text)
+	}
+	for i := range toks {
+		offset = lp.add(s, offset, toks[i].ID, &toks[i])
 	}
 	return lp
+}
+
+// add appends token id at offset, with its score t (nil: the prompt's
+// first token, which has none), and returns the offset after it.
+func (lp *completionLogprobs) add(s *Server, offset, id int, t *sample.Token) int {
+	text := s.tokenText(id)
+	lp.Tokens = append(lp.Tokens, text)
+	lp.TextOffset = append(lp.TextOffset, offset)
+	if t == nil {
+		lp.TokenLogprobs = append(lp.TokenLogprobs, nil)
+		lp.TopLogprobs = append(lp.TopLogprobs, nil)
+		return offset + len(text)
+	}
+	lp.TokenLogprobs = append(lp.TokenLogprobs, ptr(wireLogprob(t.Logprob)))
+	top := make(topByText, 0, len(t.Top)+1)
+	chosen := false
+	for _, tl := range t.Top {
+		top = append(top, textLogprob{s.tokenText(tl.ID), wireLogprob(tl.Logprob)})
+		chosen = chosen || tl.ID == id
+	}
+	if !chosen { // "up to logprobs+1 elements", as OpenAI documents
+		top = append(top, textLogprob{text, wireLogprob(t.Logprob)})
+	}
+	lp.TopLogprobs = append(lp.TopLogprobs, top)
+	return offset + len(text)
 }
 
 // streamCompletion sends text_completion events as the choices generate.
 func (s *Server) streamCompletion(w http.ResponseWriter, job *completionJob, g *gen, base completionResponse) {
 	out := newSSE(w)
 	offsets := map[*choice]int{}
+	sent := map[*choice]bool{}
 	ok := g.stream(out.fail, func(cd choiceDelta) error {
-		if cd.d.text == "" && len(cd.d.tokens) == 0 && cd.d.finish == "" {
+		first := !sent[cd.c]
+		if cd.d.text == "" && len(cd.d.tokens) == 0 && cd.d.finish == "" && !(first && job.echo != nil) {
 			return nil
 		}
-		ch := completionChoice{Index: cd.c.index, Text: cd.d.text, Logprobs: s.completionLogprobs(job, cd.d.tokens, offsets[cd.c]), FinishReason: finishPtr(cd.d.finish)}
-		offsets[cd.c] += len(cd.d.text)
+		sent[cd.c] = true
+		text := cd.d.text
+		if first && job.echo != nil {
+			text = job.echo[cd.c.index/job.n] + text
+		}
+		lp := s.completionLogprobs(job, cd.c, cd.d.tokens, offsets[cd.c], first)
+		if lp != nil && len(lp.Tokens) > 0 {
+			last := len(lp.Tokens) - 1
+			offsets[cd.c] = lp.TextOffset[last] + len(lp.Tokens[last])
+		}
+		ch := completionChoice{Index: cd.c.index, Text: text, Logprobs: lp, FinishReason: finishPtr(cd.d.finish)}
 		if cd.d.finish != "" {
 			ch.StopReason = cd.c.stopReason
 			g.tm.finish(cd.d.finish)
@@ -237,7 +298,11 @@ func (s *Server) collectCompletion(r *http.Request, job *completionJob, g *gen, 
 	resp := base
 	resp.Usage = g.usage()
 	for _, c := range g.choices {
-		ch := completionChoice{Index: c.index, Text: texts[c.index], Logprobs: s.completionLogprobs(job, c.tokens, 0), FinishReason: finishPtr(c.finish), StopReason: c.stopReason}
+		text := texts[c.index]
+		if job.echo != nil {
+			text = job.echo[c.index/job.n] + text
+		}
+		ch := completionChoice{Index: c.index, Text: text, Logprobs: s.completionLogprobs(job, c, c.tokens, 0, true), FinishReason: finishPtr(c.finish), StopReason: c.stopReason}
 		if job.req.ReturnTokenIDs {
 			ch.TokenIDs = c.ids
 			ch.PromptTokenIDs = job.prompts[c.index/job.n]

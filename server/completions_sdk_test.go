@@ -292,13 +292,14 @@ func TestSDKCompletionLogprobs(t *testing.T) {
 		t.Errorf("streamed logprobs differ from the response's")
 	}
 
-	// logprobs 0: the sampled token only, no alternatives.
+	// logprobs 0: no alternatives, only the sampled token ("up to
+	// logprobs+1 elements").
 	p.Logprobs = openai.Int(0)
 	resp, err = c.Completions.New(context.Background(), p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if lp := resp.Choices[0].Logprobs; len(lp.TokenLogprobs) != 16 || len(lp.TopLogprobs[0]) != 0 {
+	if lp := resp.Choices[0].Logprobs; len(lp.TokenLogprobs) != 16 || len(lp.TopLogprobs[0]) != 1 || lp.TopLogprobs[0][lp.Tokens[0]] != lp.TokenLogprobs[0] {
 		t.Errorf("logprobs 0: %s", lp.RawJSON())
 	}
 }
@@ -548,4 +549,116 @@ func TestWriteJSONUnencodable(t *testing.T) {
 	if err := json.Unmarshal(rec.Body.Bytes(), &e); rec.Code != 500 || err != nil || e.Error.Message == "" {
 		t.Errorf("status %d, body %q", rec.Code, rec.Body)
 	}
+}
+
+// echo: the prompt comes back before the text, and with logprobs its
+// tokens' logprobs (the first null), as lm-evaluation-harness reads them
+// for loglikelihood. Scoring a greedy continuation as part of the prompt
+// (max_tokens 0) gives the logprobs its generation reported, and every
+// scored token is the top alternative (is_greedy): the tier's results
+// are the same bits whether a token is decoded or in a prompt's batch.
+func TestCompletionEcho(t *testing.T) {
+	ts := stories(t)
+	gen := map[string]any{"prompt": storiesPrompt, "max_tokens": 12, "temperature": 0, "logprobs": 2}
+	code, raw := ts.post(t, "/v1/completions", gen)
+	var g echoResponse
+	if err := json.Unmarshal(raw, &g); code != 200 || err != nil {
+		t.Fatalf("status %d, %v: %s", code, err, raw)
+	}
+	cont := g.Choices[0].Logprobs
+
+	for _, stream := range []bool{false, true} {
+		code, raw = ts.post(t, "/v1/completions", map[string]any{"prompt": storiesPrompt + g.Choices[0].Text, "max_tokens": 0, "echo": true, "logprobs": 2, "stream": stream})
+		e := readEcho(t, code, raw, stream)
+		lp := e.Logprobs
+		n := len(lp.Tokens)
+		if e.Text != storiesPrompt+g.Choices[0].Text || e.Finish != "length" || n < 12 {
+			t.Fatalf("stream=%v: text %q, finish %q, %d tokens", stream, e.Text, e.Finish, n)
+		}
+		if lp.TokenLogprobs[0] != nil || lp.TopLogprobs[0] != nil || len(lp.TokenLogprobs) != n || len(lp.TextOffset) != n {
+			t.Errorf("stream=%v: first token %v %v, lengths %d %d", stream, lp.TokenLogprobs[0], lp.TopLogprobs[0], len(lp.TokenLogprobs), len(lp.TextOffset))
+		}
+		for i := range 12 {
+			j := n - 12 + i
+			got, want := lp.TokenLogprobs[j], cont.TokenLogprobs[i]
+			if lp.Tokens[j] != cont.Tokens[i] || got == nil || *got != *want || lp.TopLogprobs[j][lp.Tokens[j]] != *want {
+				t.Errorf("stream=%v: token %d %q %v, generated %q %v", stream, i, lp.Tokens[j], got, cont.Tokens[i], *want)
+			}
+			for _, v := range lp.TopLogprobs[j] {
+				if got != nil && v > *got {
+					t.Errorf("stream=%v: token %d is not the most likely (is_greedy)", stream, i)
+				}
+			}
+		}
+		for j := 1; j < n; j++ {
+			if lp.TextOffset[j] != lp.TextOffset[j-1]+len(lp.Tokens[j-1]) {
+				t.Errorf("stream=%v: text_offset %v", stream, lp.TextOffset)
+				break
+			}
+		}
+	}
+
+	// echo without logprobs, and n > 1: each choice starts with the prompt.
+	code, raw = ts.post(t, "/v1/completions", map[string]any{"prompt": []string{"Once", "Lily"}, "max_tokens": 3, "echo": true, "n": 2, "seed": 5})
+	var r echoResponse
+	if err := json.Unmarshal(raw, &r); code != 200 || err != nil || len(r.Choices) != 4 {
+		t.Fatalf("status %d, %v: %s", code, err, raw)
+	}
+	for _, ch := range r.Choices {
+		if want := []string{"Once", "Lily"}[ch.Index/2]; !strings.HasPrefix(ch.Text, want) || len(ch.Text) == len(want) || ch.Logprobs != nil {
+			t.Errorf("choice %d: %q", ch.Index, ch.Text)
+		}
+	}
+	if code, raw = ts.post(t, "/v1/completions", map[string]any{"prompt": "Once", "max_tokens": 0}); code != 400 || !strings.Contains(string(raw), "echo") {
+		t.Errorf("max_tokens 0 without echo: %d %s", code, raw)
+	}
+}
+
+type echoLogprobs struct {
+	Tokens        []string             `json:"tokens"`
+	TokenLogprobs []*float64           `json:"token_logprobs"`
+	TopLogprobs   []map[string]float64 `json:"top_logprobs"`
+	TextOffset    []int                `json:"text_offset"`
+}
+
+type echoChoice struct {
+	Index    int
+	Text     string
+	Logprobs *echoLogprobs
+	Finish   string `json:"finish_reason"`
+}
+
+type echoResponse struct{ Choices []echoChoice }
+
+// readEcho is a one-choice completion's choice, its stream's events joined.
+func readEcho(t *testing.T, code int, raw []byte, stream bool) echoChoice {
+	t.Helper()
+	if code != 200 {
+		t.Fatalf("status %d: %s", code, raw)
+	}
+	events := [][]byte{raw}
+	if stream {
+		events = nil
+		for _, e := range sseEvents(t, raw) {
+			events = append(events, []byte(e))
+		}
+	}
+	var out echoChoice
+	out.Logprobs = &echoLogprobs{}
+	for _, e := range events {
+		var r echoResponse
+		if err := json.Unmarshal(e, &r); err != nil || len(r.Choices) != 1 {
+			t.Fatalf("%v: %s", err, e)
+		}
+		ch := r.Choices[0]
+		out.Text += ch.Text
+		out.Finish = ch.Finish
+		if lp := ch.Logprobs; lp != nil {
+			out.Logprobs.Tokens = append(out.Logprobs.Tokens, lp.Tokens...)
+			out.Logprobs.TokenLogprobs = append(out.Logprobs.TokenLogprobs, lp.TokenLogprobs...)
+			out.Logprobs.TopLogprobs = append(out.Logprobs.TopLogprobs, lp.TopLogprobs...)
+			out.Logprobs.TextOffset = append(out.Logprobs.TextOffset, lp.TextOffset...)
+		}
+	}
+	return out
 }

@@ -24,6 +24,7 @@ type choice struct {
 	finish     string
 	stopReason any
 	cached     int
+	prompt     []sample.Token // the prompt's scores (echo), from the first event
 	started    bool
 	err        error
 }
@@ -47,7 +48,7 @@ func (c *choice) next() (d delta, ok bool) {
 		return delta{finish: c.finish}, true
 	}
 	if !c.started {
-		c.started, c.cached = true, ev.CachedTokens
+		c.started, c.cached, c.prompt = true, ev.CachedTokens, ev.Prompt
 	}
 	if ev.Err != nil {
 		c.err = ev.Err
@@ -62,6 +63,11 @@ func (c *choice) next() (d delta, ok bool) {
 		}
 		c.pending += c.dec.Flush()
 		return c.release(true, "stop"), true
+	}
+	if ev.Token.ID == engine.NoToken {
+		// max_tokens 0 (echo): the prompt was all.
+		c.pending += c.dec.Flush()
+		return c.release(true, string(ev.Finish)), true
 	}
 	c.ids = append(c.ids, ev.Token.ID)
 	c.tokens = append(c.tokens, ev.Token)

@@ -368,8 +368,8 @@ func (s *Server) common(f *samplingFields) *apiError {
 	if f.N != nil && (*f.N < 1 || *f.N > 16) {
 		return badRequest("n", "n must be between 1 and 16, got %d", *f.N)
 	}
-	if f.MaxTokens != nil && *f.MaxTokens < 1 {
-		return badRequest("max_tokens", "max_tokens must be at least 1, got %d", *f.MaxTokens)
+	if f.MaxTokens != nil && *f.MaxTokens < 1 && !(f.scorePrompt && *f.MaxTokens == 0) {
+		return badRequest("max_tokens", "max_tokens must be at least 1 (0 only with echo), got %d", *f.MaxTokens)
 	}
 	if f.MaxCompletionTokens != nil && *f.MaxCompletionTokens < 1 {
 		return badRequest("max_completion_tokens", "max_completion_tokens must be at least 1, got %d", *f.MaxCompletionTokens)
@@ -441,6 +441,7 @@ func (s *Server) submit(r *http.Request, prompt []int, maxTokens int, p sample.P
 		ctx, cancel := contextWithCancel(r)
 		req := engine.Request{
 			Prompt: prompt, MaxTokens: maxTokens, Sampler: seq, CacheSalt: f.CacheSalt,
+			ScorePrompt: f.scorePrompt, PromptTop: f.promptTop,
 			Stop: func(id int) bool { return stopIDs[id] || !f.IgnoreEOS && s.tok.IsEOG(id) },
 		}
 		events, err := s.eng.Submit(ctx, req)

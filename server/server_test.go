@@ -205,7 +205,7 @@ func TestInvalidFields(t *testing.T) {
 		{map[string]any{"prompt": "x", "logprobs": 50}, "logprobs"},
 		{map[string]any{"prompt": "x", "logit_bias": map[string]any{"abc": 1}}, "logit_bias"},
 		{map[string]any{"prompt": "x", "stop": 5}, "stop"},
-		{map[string]any{"prompt": "x", "echo": true}, "echo"},
+		{map[string]any{"prompt": "x", "echo": true, "max_tokens": -1}, "max_tokens"},
 		{map[string]any{"prompt": "x", "suffix": "y"}, "suffix"},
 		{map[string]any{"prompt": "x", "response_format": map[string]any{"type": "xml"}}, "response_format.type"},
 		{map[string]any{"prompt": []int{1, 99999}}, "prompt"},
