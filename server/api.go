@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 )
 
 // apiError is an OpenAI-shaped error: {"error": {...}}.
@@ -57,16 +58,18 @@ type samplingFields struct {
 	AllowedTokenIDs     []int              `json:"allowed_token_ids"`
 	BadWords            []string           `json:"bad_words"`
 	SkipSpecialTokens   *bool              `json:"skip_special_tokens"`
+	PromptLogprobs      *int               `json:"prompt_logprobs"`
 	structuredFields
 
 	// maxTokensField names max_tokens in errors, for routes that call it
 	// otherwise (max_output_tokens).
 	maxTokensField string
 	// scorePrompt asks the engine for the prompt's logprobs, with
-	// promptTop alternatives each (completions' echo); it allows
-	// max_tokens 0.
+	// promptTop alternatives each (prompt_logprobs, or completions' echo,
+	// which allows max_tokens 0).
 	scorePrompt bool
 	promptTop   int
+	echo        bool
 }
 
 // completionRequest is POST /v1/completions.
@@ -128,27 +131,7 @@ func (t topByText) MarshalJSON() ([]byte, error) {
 	if t == nil {
 		return []byte("null"), nil
 	}
-	b := []byte{'{'}
-	seen := make(map[string]bool, len(t))
-	for _, e := range t {
-		if seen[e.text] {
-			continue
-		}
-		seen[e.text] = true
-		k, err := json.Marshal(e.text)
-		if err != nil {
-			return nil, err
-		}
-		v, err := json.Marshal(e.logprob)
-		if err != nil {
-			return nil, err
-		}
-		if len(b) > 1 {
-			b = append(b, ',')
-		}
-		b = append(append(append(b, k...), ':'), v...)
-	}
-	return append(b, '}'), nil
+	return marshalOrdered(len(t), func(i int) (string, any) { return t[i].text, t[i].logprob })
 }
 
 // wireLogprob is a logprob as a response carries it: vLLM's floor of -9999
@@ -169,6 +152,7 @@ type completionChoice struct {
 	StopReason     any                 `json:"stop_reason,omitempty"`
 	TokenIDs       []int               `json:"token_ids,omitempty"`
 	PromptTokenIDs []int               `json:"prompt_token_ids,omitempty"`
+	PromptLogprobs promptLogprobs      `json:"prompt_logprobs,omitempty"`
 }
 
 type completionResponse struct {
@@ -239,11 +223,60 @@ type chatChoice struct {
 }
 
 type chatResponse struct {
-	ID             string       `json:"id"`
-	Object         string       `json:"object"`
-	Created        int64        `json:"created"`
-	Model          string       `json:"model"`
-	Choices        []chatChoice `json:"choices"`
-	Usage          *usage       `json:"usage,omitempty"`
-	PromptTokenIDs []int        `json:"prompt_token_ids,omitempty"`
+	ID             string         `json:"id"`
+	Object         string         `json:"object"`
+	Created        int64          `json:"created"`
+	Model          string         `json:"model"`
+	Choices        []chatChoice   `json:"choices"`
+	Usage          *usage         `json:"usage,omitempty"`
+	PromptTokenIDs []int          `json:"prompt_token_ids,omitempty"`
+	PromptLogprobs promptLogprobs `json:"prompt_logprobs,omitempty"`
+}
+
+// promptLogprobs is vLLM's prompt_logprobs: per prompt token, null for the
+// first, then an object of token id to its score, the prompt's token
+// first and then the most likely ones.
+type promptLogprobs []promptScores
+
+type promptScores []promptScore
+
+type promptScore struct {
+	id           int
+	Logprob      float32 `json:"logprob"`
+	Rank         int     `json:"rank"`
+	DecodedToken string  `json:"decoded_token"`
+}
+
+func (p promptScores) MarshalJSON() ([]byte, error) {
+	if p == nil {
+		return []byte("null"), nil
+	}
+	return marshalOrdered(len(p), func(i int) (string, any) { return strconv.Itoa(p[i].id), p[i] })
+}
+
+// marshalOrdered is a JSON object of n entries in their order, a key seen
+// before skipped.
+func marshalOrdered(n int, entry func(i int) (string, any)) ([]byte, error) {
+	b := []byte{'{'}
+	seen := make(map[string]bool, n)
+	for i := range n {
+		key, val := entry(i)
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		k, err := json.Marshal(key)
+		if err != nil {
+			return nil, err
+		}
+		v, err := json.Marshal(val)
+		if err != nil {
+			return nil, err
+		}
+		if len(b) > 1 {
+			b = append(b, ',')
+		}
+		b = append(append(append(b, k...), ':'), v...)
+	}
+	return append(b, '}'), nil
 }

@@ -536,6 +536,7 @@ func (s *Server) collectChat(r *http.Request, job *chatJob, t *turn, g *gen, bas
 	}
 	resp := base
 	resp.Object, resp.Usage = "chat.completion", g.usage()
+	resp.PromptLogprobs = s.promptLogprobs(&job.req.samplingFields, t.ids, g.choices[0].prompt)
 	for _, c := range g.choices {
 		res := results[c.index]
 		msg := &chatMessage{Role: "assistant", Content: ptr(res.Content)}

@@ -115,7 +115,7 @@ func (s *Server) parseCompletion(w http.ResponseWriter, r *http.Request) (*compl
 	// echo with logprobs scores the prompt (vLLM's prompt logprobs, as
 	// lm-evaluation-harness asks for them), and max_tokens 0 scores only.
 	zero := req.MaxTokens != nil && *req.MaxTokens == 0
-	req.scorePrompt = req.Echo && (req.Logprobs != nil || zero)
+	req.echo, req.scorePrompt = req.Echo, req.Echo && (req.Logprobs != nil || zero)
 	if req.Logprobs != nil {
 		req.promptTop = *req.Logprobs
 	}
@@ -203,7 +203,9 @@ func (s *Server) completionLogprobs(job *completionJob, c *choice, toks []sample
 		ids := job.prompts[c.index/job.n]
 		offset = lp.add(s, offset, ids[0], nil)
 		for i := range c.prompt {
-			offset = lp.add(s, offset, ids[i+1], &c.prompt[i])
+			t := c.prompt[i] // its alternatives may be more, for prompt_logprobs
+			t.Top = t.Top[:min(len(t.Top), *job.req.Logprobs)]
+			offset = lp.add(s, offset, ids[i+1], &t)
 		}
 	}
 	for i := range toks {
@@ -302,10 +304,12 @@ func (s *Server) collectCompletion(r *http.Request, job *completionJob, g *gen, 
 		if job.echo != nil {
 			text = job.echo[c.index/job.n] + text
 		}
-		ch := completionChoice{Index: c.index, Text: text, Logprobs: s.completionLogprobs(job, c, c.tokens, 0, true), FinishReason: finishPtr(c.finish), StopReason: c.stopReason}
+		ids := job.prompts[c.index/job.n]
+		ch := completionChoice{Index: c.index, Text: text, Logprobs: s.completionLogprobs(job, c, c.tokens, 0, true), FinishReason: finishPtr(c.finish), StopReason: c.stopReason,
+			PromptLogprobs: s.promptLogprobs(&job.req.samplingFields, ids, c.prompt)}
 		if job.req.ReturnTokenIDs {
 			ch.TokenIDs = c.ids
-			ch.PromptTokenIDs = job.prompts[c.index/job.n]
+			ch.PromptTokenIDs = ids
 		}
 		resp.Choices = append(resp.Choices, ch)
 	}

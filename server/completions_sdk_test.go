@@ -8,6 +8,7 @@ import (
 	"math"
 	"net/http/httptest"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -661,4 +662,104 @@ func readEcho(t *testing.T, code int, raw []byte, stream bool) echoChoice {
 		}
 	}
 	return out
+}
+
+// vLLM's prompt_logprobs: per prompt token after the first, its score
+// keyed by token id (the prompt's token first, then the most likely), the
+// same scores echo's logprobs report; on chat, at the response's top
+// level. Not with stream, as vLLM.
+func TestPromptLogprobs(t *testing.T) {
+	ts := stories(t)
+	code, raw := ts.post(t, "/v1/completions", map[string]any{"prompt": storiesPrompt, "max_tokens": 2, "echo": true, "logprobs": 1, "prompt_logprobs": 3, "return_token_ids": true})
+	var r struct {
+		Choices []struct {
+			Logprobs       echoLogprobs
+			PromptLogprobs []*orderedScores `json:"prompt_logprobs"`
+			PromptTokenIDs []int            `json:"prompt_token_ids"`
+		}
+	}
+	if err := json.Unmarshal(raw, &r); code != 200 || err != nil || len(r.Choices) != 1 {
+		t.Fatalf("status %d, %v: %s", code, err, raw)
+	}
+	ch := r.Choices[0]
+	pl, lp := ch.PromptLogprobs, ch.Logprobs
+	ids := ch.PromptTokenIDs
+	if len(pl) != len(ids) || len(ids) < 2 || pl[0] != nil {
+		t.Fatalf("%d prompt logprobs for %d tokens: %s", len(pl), len(ids), raw)
+	}
+	for i := 1; i < len(ids); i++ {
+		e := *pl[i]
+		if len(e) < 3 || len(e) > 4 || e[0].id != ids[i] || e[0].DecodedToken != lp.Tokens[i] || e[0].Logprob != float32(*lp.TokenLogprobs[i]) || e[0].Rank < 1 {
+			t.Errorf("position %d: %+v, echo has %q %v", i, e, lp.Tokens[i], *lp.TokenLogprobs[i])
+		}
+		if len(lp.TopLogprobs[i]) > 2 { // logprobs 1: one alternative and the prompt's token
+			t.Errorf("position %d: echo's alternatives %v", i, lp.TopLogprobs[i])
+		}
+		for j := 2; j < len(e); j++ {
+			if e[j].Rank != e[j-1].Rank+1 || e[j].Logprob > e[j-1].Logprob {
+				t.Errorf("position %d: alternatives %+v", i, e[1:])
+			}
+		}
+	}
+
+	q := qwen(t)
+	msgs := []map[string]any{{"role": "user", "content": "hi"}}
+	code, raw = q.post(t, "/v1/chat/completions", map[string]any{"messages": msgs, "max_tokens": 2, "prompt_logprobs": 0, "return_token_ids": true})
+	var c struct {
+		PromptLogprobs []*orderedScores `json:"prompt_logprobs"`
+		PromptTokenIDs []int            `json:"prompt_token_ids"`
+	}
+	if err := json.Unmarshal(raw, &c); code != 200 || err != nil {
+		t.Fatalf("chat: status %d, %v: %s", code, err, raw)
+	}
+	if len(c.PromptLogprobs) != len(c.PromptTokenIDs) || len(c.PromptTokenIDs) < 2 || c.PromptLogprobs[0] != nil {
+		t.Fatalf("chat: %d prompt logprobs for %d tokens", len(c.PromptLogprobs), len(c.PromptTokenIDs))
+	}
+	for i, e := range c.PromptLogprobs[1:] {
+		if len(*e) != 1 || (*e)[0].id != c.PromptTokenIDs[i+1] {
+			t.Errorf("chat: position %d: %+v", i+1, *e)
+		}
+	}
+
+	for _, bad := range []map[string]any{
+		{"prompt": "x", "prompt_logprobs": 21},
+		{"prompt": "x", "prompt_logprobs": -1},
+		{"prompt": "x", "prompt_logprobs": 1, "stream": true},
+	} {
+		if code, raw := ts.post(t, "/v1/completions", bad); code != 400 || !strings.Contains(string(raw), `"param":"prompt_logprobs"`) {
+			t.Errorf("%v: %d %s", bad, code, raw)
+		}
+	}
+}
+
+// orderedScores reads a prompt_logprobs entry in the order it lists them.
+type orderedScores []scoreEntry
+
+type scoreEntry struct {
+	id           int
+	Logprob      float32
+	Rank         int
+	DecodedToken string `json:"decoded_token"`
+}
+
+func (o *orderedScores) UnmarshalJSON(b []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if _, err := dec.Token(); err != nil {
+		return err
+	}
+	for dec.More() {
+		k, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		var e scoreEntry
+		if e.id, err = strconv.Atoi(k.(string)); err != nil {
+			return err
+		}
+		if err := dec.Decode(&e); err != nil {
+			return err
+		}
+		*o = append(*o, e)
+	}
+	return nil
 }

@@ -368,7 +368,16 @@ func (s *Server) common(f *samplingFields) *apiError {
 	if f.N != nil && (*f.N < 1 || *f.N > 16) {
 		return badRequest("n", "n must be between 1 and 16, got %d", *f.N)
 	}
-	if f.MaxTokens != nil && *f.MaxTokens < 1 && !(f.scorePrompt && *f.MaxTokens == 0) {
+	if n := f.PromptLogprobs; n != nil {
+		if *n < 0 || *n > 20 {
+			return badRequest("prompt_logprobs", "prompt_logprobs must be between 0 and 20, got %d", *n)
+		}
+		if f.Stream {
+			return badRequest("prompt_logprobs", "prompt_logprobs are not available when stream is true")
+		}
+		f.scorePrompt, f.promptTop = true, max(f.promptTop, *n)
+	}
+	if f.MaxTokens != nil && *f.MaxTokens < 1 && !(f.echo && *f.MaxTokens == 0) {
 		return badRequest("max_tokens", "max_tokens must be at least 1 (0 only with echo), got %d", *f.MaxTokens)
 	}
 	if f.MaxCompletionTokens != nil && *f.MaxCompletionTokens < 1 {
@@ -471,6 +480,23 @@ func cancelAll(cs []*choice) {
 }
 
 // tokenText is a token's own text for logprobs.
+// promptLogprobs is vLLM's prompt_logprobs of a prompt and its scores,
+// nil when not asked for.
+func (s *Server) promptLogprobs(f *samplingFields, ids []int, scored []sample.Token) promptLogprobs {
+	if f.PromptLogprobs == nil || len(scored) != len(ids)-1 {
+		return nil
+	}
+	out := promptLogprobs{nil}
+	for i, t := range scored {
+		e := promptScores{{id: ids[i+1], Logprob: wireLogprob(t.Logprob), Rank: t.Rank, DecodedToken: s.tokenText(ids[i+1])}}
+		for r, tl := range t.Top[:min(len(t.Top), *f.PromptLogprobs)] {
+			e = append(e, promptScore{id: tl.ID, Logprob: wireLogprob(tl.Logprob), Rank: r + 1, DecodedToken: s.tokenText(tl.ID)})
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
 func (s *Server) tokenText(id int) string {
 	return s.tok.DecodeWith([]int{id}, tokenizer.DecodeOptions{Continuation: true})
 }
