@@ -11,6 +11,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/ardanlabs/jinja"
@@ -138,6 +139,11 @@ type RenderOptions struct {
 	Tools []json.RawMessage
 	// AddGenerationPrompt appends the opening of an assistant turn.
 	AddGenerationPrompt bool
+	// ContinueFinalMessage leaves the last message open, so that the
+	// model continues it (a prefilled answer): the render stops where that
+	// message's text ends, as transformers' continue_final_message does.
+	// It excludes AddGenerationPrompt.
+	ContinueFinalMessage bool
 	// BOSToken and EOSToken are passed as bos_token and eos_token; an
 	// empty one is left undefined, as transformers leaves a missing
 	// special token out.
@@ -225,7 +231,39 @@ func (t *Template) Render(opt RenderOptions) (out string, err error) {
 	if err != nil {
 		return "", fmt.Errorf("chat: render: %w", err)
 	}
+	if opt.ContinueFinalMessage {
+		return openFinal(out, opt.Messages)
+	}
 	return out, nil
+}
+
+// openFinal cuts a render after the last occurrence of the final message's
+// text (its last text part's, for a list), or of that text trimmed of
+// spaces, which templates often trim: what follows closes the message.
+func openFinal(out string, msgs []Message) (string, error) {
+	if len(msgs) == 0 {
+		return "", errors.New("chat: continue_final_message needs the messages as Messages")
+	}
+	final := ""
+	switch c := msgs[len(msgs)-1].Content.(type) {
+	case string:
+		final = c
+	case []ContentPart:
+		for _, p := range c {
+			if p.Type == "text" {
+				final = p.Text
+			}
+		}
+	}
+	if strings.TrimSpace(final) == "" {
+		return "", errors.New("chat: continue_final_message: the final message has no text to continue")
+	}
+	for _, text := range []string{final, strings.TrimSpace(final)} {
+		if i := strings.LastIndex(out, text); i >= 0 {
+			return out[:i+len(text)], nil
+		}
+	}
+	return "", errors.New("chat: continue_final_message: the final message's text does not appear in the rendered chat")
 }
 
 // messagesValue converts messages to the dicts transformers would see:

@@ -327,3 +327,34 @@ func TestPyFloat(t *testing.T) {
 		}
 	}
 }
+
+// continue_final_message leaves the last message open: the render with
+// add_generation_prompt false up to where that message's text ends, a
+// trailing space included (the Qwen3 template strips leading newlines: the
+// trimmed text is found then); a final message without text is refused.
+func TestContinueFinalMessage(t *testing.T) {
+	for _, name := range []string{"Qwen-Qwen3-0.6B.jinja", "Qwen-Qwen2.5-7B-Instruct.jinja"} {
+		tmpl := parseFile(t, name)
+		for _, content := range []string{"Sure, the answer is ", "Sure, the answer is", "\n\nSure, the answer is"} {
+			msgs := []Message{{Role: "user", Content: "hi"}, {Role: "assistant", Content: content}}
+			closed, err := tmpl.Render(RenderOptions{Messages: msgs})
+			if err != nil {
+				t.Fatal(err)
+			}
+			open, err := tmpl.Render(RenderOptions{Messages: msgs, ContinueFinalMessage: true})
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			if !strings.HasSuffix(open, strings.TrimLeft(content, "\n")) || !strings.HasPrefix(closed, open) || len(closed) <= len(open) {
+				t.Errorf("%s: open %q\nclosed %q", name, open, closed)
+			}
+			if strings.Count(open, "<|im_start|>assistant") != 1 {
+				t.Errorf("%s: %q opens another turn", name, open)
+			}
+		}
+		msgs := []Message{{Role: "user", Content: "hi"}, {Role: "assistant", Content: " "}}
+		if _, err := tmpl.Render(RenderOptions{Messages: msgs, ContinueFinalMessage: true}); err == nil || !strings.Contains(err.Error(), "no text") {
+			t.Errorf("%s: empty final message: %v", name, err)
+		}
+	}
+}

@@ -93,6 +93,9 @@ type chatRequest struct {
 	Logprobs            bool              `json:"logprobs"`
 	TopLogprobs         *int              `json:"top_logprobs"`
 	AddGenerationPrompt *bool             `json:"add_generation_prompt"`
+	// ContinueFinalMessage (vLLM's) leaves the last message open for the
+	// model to continue: a prefilled answer.
+	ContinueFinalMessage bool `json:"continue_final_message"`
 }
 
 // usage is the token accounting of a response.

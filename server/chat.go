@@ -206,6 +206,7 @@ type conversation struct {
 	tc       toolChoice
 	kwargs   map[string]any
 	addGen   bool
+	cont     bool // continue the final message (no generation prompt)
 	single   bool // parallel_tool_calls false: at most one call per choice
 }
 
@@ -286,6 +287,12 @@ func (s *Server) parseChat(w http.ResponseWriter, r *http.Request) (*chatJob, *a
 	}
 	conv.msgs, conv.kwargs = msgs, req.ChatTemplateKwargs
 	conv.addGen = req.AddGenerationPrompt == nil || *req.AddGenerationPrompt
+	if conv.cont = req.ContinueFinalMessage; conv.cont {
+		if req.AddGenerationPrompt != nil && *req.AddGenerationPrompt {
+			return nil, badRequest("continue_final_message", "continue_final_message and add_generation_prompt cannot both be true")
+		}
+		conv.addGen = false
+	}
 	conv.single = req.ParallelToolCalls != nil && !*req.ParallelToolCalls
 	job.conv = conv
 	if job.p, err = s.params(&req.samplingFields); err != nil {
@@ -348,6 +355,7 @@ func (s *Server) render(c conversation, field string) (*turn, *apiError) {
 	if err != nil {
 		return nil, err
 	}
+	opts.ContinueFinalMessage = c.cont
 	prompt, rerr := s.tmpl.Render(opts)
 	if rerr != nil {
 		return nil, badRequest(field, "chat template: %v", rerr)

@@ -72,6 +72,14 @@ func (s *Server) parseMessagesRequest(w http.ResponseWriter, r *http.Request) (*
 		return nil, err
 	}
 	job.conv.msgs, job.conv.addGen, job.conv.kwargs = msgs, true, map[string]any{}
+	if last := msgs[len(msgs)-1]; last.Role == "assistant" {
+		// A final assistant message is the start of the answer, which
+		// the model continues (Anthropic's prefill).
+		if text, _ := last.Content.(string); text != strings.TrimRight(text, " \t\r\n") {
+			return nil, badRequest(fmt.Sprintf("messages.%d.content", len(req.Messages)-1), "messages: final assistant content cannot end with trailing whitespace")
+		}
+		job.conv.addGen, job.conv.cont = false, true
+	}
 	if req.Thinking != nil && req.Thinking.Type == "disabled" {
 		job.conv.kwargs["enable_thinking"] = false // the switch Qwen3's and Spark's templates read
 	}

@@ -29,6 +29,7 @@ func (s *Server) tokenize(w http.ResponseWriter, r *http.Request) {
 		ChatTemplateKwargs  map[string]any    `json:"chat_template_kwargs"`
 		AddSpecialTokens    *bool             `json:"add_special_tokens"`
 		AddGenerationPrompt *bool             `json:"add_generation_prompt"`
+		ContinueFinal       bool              `json:"continue_final_message"`
 		ReturnTokenStrs     bool              `json:"return_token_strs"`
 	}
 	if err := s.decode(w, r, &req); err != nil {
@@ -58,11 +59,17 @@ func (s *Server) tokenize(w http.ResponseWriter, r *http.Request) {
 			writeError(w, terr)
 			return
 		}
-		opts, oerr := s.renderOptions(msgs, req.Tools, req.AddGenerationPrompt == nil || *req.AddGenerationPrompt, req.ChatTemplateKwargs)
+		addGen := !req.ContinueFinal && (req.AddGenerationPrompt == nil || *req.AddGenerationPrompt)
+		if req.ContinueFinal && req.AddGenerationPrompt != nil && *req.AddGenerationPrompt {
+			writeError(w, badRequest("continue_final_message", "continue_final_message and add_generation_prompt cannot both be true"))
+			return
+		}
+		opts, oerr := s.renderOptions(msgs, req.Tools, addGen, req.ChatTemplateKwargs)
 		if oerr != nil {
 			writeError(w, oerr)
 			return
 		}
+		opts.ContinueFinalMessage = req.ContinueFinal
 		var err error
 		if text, err = s.tmpl.Render(opts); err != nil {
 			writeError(w, badRequest("messages", "chat template: %v", err))

@@ -1,0 +1,79 @@
+package server
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// A prefilled answer: chat's continue_final_message (vLLM's) and a final
+// assistant message on Anthropic Messages render the conversation with
+// the last message left open (the /tokenize render with the same flag,
+// whose text ends with the prefill), and greedy decoding continues it as
+// /v1/completions does from those token ids; the response holds only
+// the continuation.
+func TestPrefilledAnswer(t *testing.T) {
+	ts := qwen(t)
+	msgs := []map[string]any{{"role": "user", "content": "Name a colour."}, {"role": "assistant", "content": "My answer is"}}
+
+	code, raw := ts.post(t, "/tokenize", map[string]any{"messages": msgs, "continue_final_message": true, "return_token_strs": true})
+	var tok struct{ Tokens []int }
+	if err := json.Unmarshal(raw, &tok); code != 200 || err != nil {
+		t.Fatalf("tokenize: %d %v %s", code, err, raw)
+	}
+	code, raw = ts.post(t, "/detokenize", map[string]any{"tokens": tok.Tokens})
+	if code != 200 || !strings.HasSuffix(string(raw), `My answer is"}`+"\n") || strings.Count(string(raw), "<|im_start|>assistant") != 1 {
+		t.Fatalf("detokenize: %d %s", code, raw)
+	}
+
+	code, raw = ts.post(t, "/v1/completions", map[string]any{"prompt": tok.Tokens, "max_tokens": 8, "temperature": 0, "ignore_eos": true})
+	var want completionResponse
+	if err := json.Unmarshal(raw, &want); code != 200 || err != nil {
+		t.Fatalf("completion: %d %v %s", code, err, raw)
+	}
+
+	code, raw = ts.post(t, "/v1/chat/completions", map[string]any{"messages": msgs, "continue_final_message": true, "add_generation_prompt": false,
+		"max_tokens": 8, "temperature": 0, "ignore_eos": true, "return_token_ids": true})
+	var got struct {
+		Choices []struct {
+			Message struct{ Content string }
+		}
+		PromptTokenIDs []int `json:"prompt_token_ids"`
+	}
+	if err := json.Unmarshal(raw, &got); code != 200 || err != nil {
+		t.Fatalf("chat: %d %v %s", code, err, raw)
+	}
+	if !slices.Equal(got.PromptTokenIDs, tok.Tokens) || got.Choices[0].Message.Content != want.Choices[0].Text {
+		t.Errorf("chat: prompt %v, text %q; tokenize %v, completion %q", got.PromptTokenIDs, got.Choices[0].Message.Content, tok.Tokens, want.Choices[0].Text)
+	}
+
+	code, raw = ts.post(t, "/v1/messages", map[string]any{"max_tokens": 8, "temperature": 0, "messages": msgs})
+	var m struct {
+		Content []struct{ Text string }
+		Usage   struct {
+			Input  int `json:"input_tokens"`
+			Cached int `json:"cache_read_input_tokens"` // Anthropic's input_tokens leaves them out
+		}
+	}
+	if err := json.Unmarshal(raw, &m); code != 200 || err != nil || len(m.Content) != 1 {
+		t.Fatalf("messages: %d %v %s", code, err, raw)
+	}
+	if m.Usage.Input+m.Usage.Cached != len(tok.Tokens) || !strings.HasPrefix(want.Choices[0].Text, m.Content[0].Text) {
+		t.Errorf("messages: %d input tokens, text %q; want %d, %q", m.Usage.Input+m.Usage.Cached, m.Content[0].Text, len(tok.Tokens), want.Choices[0].Text)
+	}
+
+	for _, bad := range []struct {
+		path  string
+		body  map[string]any
+		field string
+	}{
+		{"/v1/chat/completions", map[string]any{"messages": msgs, "continue_final_message": true, "add_generation_prompt": true}, "continue_final_message"},
+		{"/v1/chat/completions", map[string]any{"messages": []map[string]any{{"role": "user", "content": "hi"}, {"role": "assistant", "content": ""}}, "continue_final_message": true}, "messages"},
+		{"/v1/messages", map[string]any{"max_tokens": 4, "messages": []map[string]any{{"role": "user", "content": "hi"}, {"role": "assistant", "content": "Yes "}}}, "messages.1.content"},
+	} {
+		if code, raw := ts.post(t, bad.path, bad.body); code != 400 || !strings.Contains(string(raw), bad.field) {
+			t.Errorf("%s %v: %d %s", bad.path, bad.body, code, raw)
+		}
+	}
+}
