@@ -59,6 +59,10 @@ type samplingFields struct {
 	BadWords            []string           `json:"bad_words"`
 	SkipSpecialTokens   *bool              `json:"skip_special_tokens"`
 	PromptLogprobs      *int               `json:"prompt_logprobs"`
+	// vLLM's: keep a matched stop string in the text; keep only the
+	// prompt's last k tokens (-1: the context length).
+	IncludeStopStrInOutput bool `json:"include_stop_str_in_output"`
+	TruncatePromptTokens   *int `json:"truncate_prompt_tokens"`
 	structuredFields
 
 	// maxTokensField names max_tokens in errors, for routes that call it

@@ -391,6 +391,7 @@ func (s *Server) startTurn(r *http.Request, t *turn, f *samplingFields, p sample
 	if f.N != nil {
 		n = *f.N
 	}
+	t.ids = s.truncate(f.TruncatePromptTokens, t.ids)
 	maxTok, err := s.maxTokens(f, len(t.ids), field)
 	if err != nil {
 		return nil, err

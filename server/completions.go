@@ -147,21 +147,24 @@ func (s *Server) parseCompletion(w http.ResponseWriter, r *http.Request) (*compl
 	if job.prompts, err = s.parsePrompt(req.Prompt); err != nil {
 		return nil, err
 	}
+	for i, ids := range job.prompts {
+		job.prompts[i] = s.truncate(req.TruncatePromptTokens, ids)
+	}
 	if req.Echo {
-		job.echo = s.echoTexts(req.Prompt, job.prompts)
+		job.echo = s.echoTexts(req.Prompt, job.prompts, req.TruncatePromptTokens != nil)
 	}
 	return job, nil
 }
 
 // echoTexts is each prompt as echo returns it: a text prompt as sent, a
-// prompt of token ids decoded.
-func (s *Server) echoTexts(raw json.RawMessage, prompts [][]int) []string {
+// prompt of token ids (or a truncated one) decoded.
+func (s *Server) echoTexts(raw json.RawMessage, prompts [][]int, truncated bool) []string {
 	var one string
-	if json.Unmarshal(raw, &one) == nil {
+	if json.Unmarshal(raw, &one) == nil && !truncated {
 		return []string{one}
 	}
 	var texts []string
-	if json.Unmarshal(raw, &texts) == nil {
+	if json.Unmarshal(raw, &texts) == nil && !truncated {
 		return texts
 	}
 	out := make([]string, len(prompts))

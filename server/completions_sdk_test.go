@@ -763,3 +763,71 @@ func (o *orderedScores) UnmarshalJSON(b []byte) error {
 	}
 	return nil
 }
+
+// vLLM's include_stop_str_in_output keeps the matched stop string, in a
+// response and in a stream; truncate_prompt_tokens keeps a prompt's last
+// k tokens on completions, chat and embeddings (the same output as those
+// k tokens sent alone).
+func TestStopStringKeptAndPromptTruncated(t *testing.T) {
+	ts := stories(t)
+	for _, stream := range []bool{false, true} {
+		for keep, want := range map[bool]string{false: ", there was a ", true: ", there was a little"} {
+			code, raw := ts.post(t, "/v1/completions", map[string]any{"prompt": storiesPrompt, "max_tokens": 20, "temperature": 0,
+				"stop": []string{"little"}, "include_stop_str_in_output": keep, "stream": stream})
+			if e := readEcho(t, code, raw, stream); e.Text != want || e.Finish != "stop" {
+				t.Errorf("stream=%v keep=%v: %q %q, want %q", stream, keep, e.Text, e.Finish, want)
+			}
+		}
+	}
+
+	long := []int{1, 403, 407, 261, 378, 432, 383, 286, 261}
+	text := func(body map[string]any) (string, int) {
+		t.Helper()
+		code, raw := ts.post(t, "/v1/completions", body)
+		var r completionResponse
+		if err := json.Unmarshal(raw, &r); code != 200 || err != nil {
+			t.Fatalf("%v: %d %s", body, code, raw)
+		}
+		return r.Choices[0].Text, r.Usage.PromptTokens
+	}
+	got, n := text(map[string]any{"prompt": long, "truncate_prompt_tokens": 4, "max_tokens": 8, "temperature": 0})
+	want, _ := text(map[string]any{"prompt": long[len(long)-4:], "max_tokens": 8, "temperature": 0})
+	if n != 4 || got != want {
+		t.Errorf("completions: %d prompt tokens, %q; the last four alone %q", n, got, want)
+	}
+	if got, n = text(map[string]any{"prompt": long, "truncate_prompt_tokens": -1, "max_tokens": 8, "temperature": 0}); n != len(long) {
+		t.Errorf("truncate_prompt_tokens -1: %d prompt tokens", n)
+	}
+
+	vec := func(body map[string]any) []float64 {
+		t.Helper()
+		code, raw := ts.post(t, "/v1/embeddings", body)
+		var r struct {
+			Data []struct{ Embedding []float64 }
+		}
+		if err := json.Unmarshal(raw, &r); code != 200 || err != nil {
+			t.Fatalf("%v: %d %s", body, code, raw)
+		}
+		return r.Data[0].Embedding
+	}
+	if a, b := vec(map[string]any{"input": long, "truncate_prompt_tokens": 3}), vec(map[string]any{"input": long[len(long)-3:]}); !slices.Equal(a, b) {
+		t.Errorf("embeddings: truncated input's vector differs from the last three tokens'")
+	}
+
+	q := qwen(t)
+	code, raw := q.post(t, "/v1/chat/completions", map[string]any{"messages": []map[string]any{{"role": "user", "content": "hello there"}},
+		"max_tokens": 2, "truncate_prompt_tokens": 5})
+	var c struct{ Usage usage }
+	if err := json.Unmarshal(raw, &c); code != 200 || err != nil || c.Usage.PromptTokens != 5 {
+		t.Errorf("chat: %d %v %s", code, err, raw)
+	}
+
+	for _, k := range []int{0, -2, 1 << 20} {
+		for _, path := range []string{"/v1/completions", "/v1/embeddings"} {
+			body := map[string]any{"prompt": "x", "input": "x", "truncate_prompt_tokens": k}
+			if code, raw := ts.post(t, path, body); code != 400 || !strings.Contains(string(raw), `"param":"truncate_prompt_tokens"`) {
+				t.Errorf("%s truncate_prompt_tokens %d: %d %s", path, k, code, raw)
+			}
+		}
+	}
+}

@@ -22,6 +22,8 @@ type embeddingsRequest struct {
 	EncodingFormat string          `json:"encoding_format"`
 	Dimensions     *int            `json:"dimensions"`
 	User           string          `json:"user"`
+	// TruncatePromptTokens keeps each input's last k tokens (vLLM's).
+	TruncatePromptTokens *int `json:"truncate_prompt_tokens"`
 }
 
 type embedding struct {
@@ -147,7 +149,12 @@ func (s *Server) parseEmbeddingInput(req *embeddingsRequest) ([][]int, *apiError
 		err.Message = "input: " + err.Message
 		return nil, err
 	}
-	for _, ids := range inputs {
+	if err := s.checkTruncate(req.TruncatePromptTokens); err != nil {
+		return nil, err
+	}
+	for i, ids := range inputs {
+		ids = s.truncate(req.TruncatePromptTokens, ids)
+		inputs[i] = ids
 		if len(ids) > s.cfg.MaxModelLen {
 			return nil, badRequest("input", "this model's maximum context length is %d tokens, but an input has %d tokens", s.cfg.MaxModelLen, len(ids))
 		}

@@ -17,6 +17,7 @@ type choice struct {
 	cancel     context.CancelFunc
 	dec        *tokenizer.StreamDecoder
 	stops      []string
+	keepStop   bool // include_stop_str_in_output
 	stopIDs    map[int]bool
 	pending    string // decoded text held back: it may begin a stop string
 	ids        []int
@@ -88,6 +89,9 @@ func (c *choice) next() (d delta, ok bool) {
 // could still begin one.
 func (c *choice) release(final bool, why string) delta {
 	if i, s := c.findStop(); i >= 0 {
+		if c.keepStop {
+			i += len(s)
+		}
 		text := c.pending[:i]
 		c.pending = ""
 		c.finish, c.stopReason = "stop", s

@@ -368,6 +368,9 @@ func (s *Server) common(f *samplingFields) *apiError {
 	if f.N != nil && (*f.N < 1 || *f.N > 16) {
 		return badRequest("n", "n must be between 1 and 16, got %d", *f.N)
 	}
+	if err := s.checkTruncate(f.TruncatePromptTokens); err != nil {
+		return err
+	}
 	if n := f.PromptLogprobs; n != nil {
 		if *n < 0 || *n > 20 {
 			return badRequest("prompt_logprobs", "prompt_logprobs must be between 0 and 20, got %d", *n)
@@ -395,6 +398,28 @@ func (s *Server) common(f *samplingFields) *apiError {
 		return &apiError{Status: 503, Message: "server is shutting down", Type: "unavailable"}
 	}
 	return nil
+}
+
+// checkTruncate checks truncate_prompt_tokens: -1 or 1 to the context
+// length, as vLLM takes it.
+func (s *Server) checkTruncate(k *int) *apiError {
+	if k != nil && *k != -1 && (*k < 1 || *k > s.cfg.MaxModelLen) {
+		return badRequest("truncate_prompt_tokens", "truncate_prompt_tokens must be -1 or between 1 and the context length %d, got %d", s.cfg.MaxModelLen, *k)
+	}
+	return nil
+}
+
+// truncate keeps a prompt's last k tokens (truncate_prompt_tokens; -1
+// is the context length), dropping those before.
+func (s *Server) truncate(k *int, ids []int) []int {
+	if k == nil {
+		return ids
+	}
+	n := *k
+	if n == -1 {
+		n = s.cfg.MaxModelLen
+	}
+	return ids[max(0, len(ids)-n):]
 }
 
 // maxTokens resolves max_tokens against the context length.
@@ -466,7 +491,7 @@ func (s *Server) submit(r *http.Request, prompt []int, maxTokens int, p sample.P
 			return nil, &apiError{Status: 503, Message: err.Error(), Type: "unavailable"}
 		}
 		out = append(out, &choice{
-			index: firstIndex + j, events: relay(ctx, events), cancel: cancel, stops: stops, stopIDs: stopIDs,
+			index: firstIndex + j, events: relay(ctx, events), cancel: cancel, stops: stops, stopIDs: stopIDs, keepStop: f.IncludeStopStrInOutput,
 			dec: s.tok.NewStreamDecoderWith(tokenizer.DecodeOptions{SkipSpecial: skip, Continuation: true}),
 		})
 	}
