@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/siskin-ml/siskin/chat/toolcall"
+	"github.com/siskin-ml/siskin/sample"
 )
 
 // responseObject is a Responses API response.
@@ -32,6 +33,7 @@ type responseObject struct {
 	Tools              []json.RawMessage  `json:"tools"`
 	TopP               float64            `json:"top_p"`
 	Truncation         string             `json:"truncation"`
+	TopLogprobs        *int               `json:"top_logprobs,omitempty"`
 	Usage              *responseUsage     `json:"usage"`
 	User               *string            `json:"user"`
 	Metadata           map[string]string  `json:"metadata"`
@@ -56,6 +58,8 @@ type outItem struct {
 	text string // the text, the reasoning or the call's arguments
 	call toolcall.Call
 	done bool
+	// logprobs are the text's tokens' (include message.output_text.logprobs).
+	logprobs []chatLogprob
 }
 
 // json is the item as the API shows it: while it is open, without its
@@ -91,7 +95,14 @@ func (it *outItem) part() map[string]any {
 	if it.kind == blockReasoning {
 		return map[string]any{"type": "reasoning_text", "text": it.text}
 	}
-	return map[string]any{"type": "output_text", "text": it.text, "annotations": []any{}, "logprobs": []any{}}
+	return map[string]any{"type": "output_text", "text": it.text, "annotations": []any{}, "logprobs": nonNil(it.logprobs)}
+}
+
+func nonNil(lp []chatLogprob) []chatLogprob {
+	if lp == nil {
+		return []chatLogprob{}
+	}
+	return lp
 }
 
 // responseOutput builds a response's output items from parsed blocks and,
@@ -101,6 +112,19 @@ func (it *outItem) part() map[string]any {
 type responseOutput struct {
 	items []*outItem
 	emit  func(typ string, ev map[string]any) error // nil when not streaming
+	// logprobs turns tokens into the API's logprobs, nil when not asked
+	// for; pending holds the tokens whose text has not been placed yet.
+	logprobs func([]sample.Token) []chatLogprob
+	pending  []sample.Token
+}
+
+// queue holds a delta's tokens until its text lands: the first output
+// text delta after them takes them, reasoning and call text drops them
+// (so held-back text, a partial tag, keeps its tokens for later).
+func (o *responseOutput) queue(toks []sample.Token) {
+	if o.logprobs != nil {
+		o.pending = append(o.pending, toks...)
+	}
 }
 
 func (o *responseOutput) send(typ string, ev map[string]any) error {
@@ -143,13 +167,21 @@ func (o *responseOutput) open(kind blockKind, call *toolcall.Call) error {
 func (o *responseOutput) delta(text string) error {
 	it := o.items[len(o.items)-1]
 	it.text += text
+	var lp []chatLogprob
+	if o.logprobs != nil && len(o.pending) > 0 {
+		if it.kind == blockText {
+			lp = o.logprobs(o.pending)
+			it.logprobs = append(it.logprobs, lp...)
+		}
+		o.pending = o.pending[:0]
+	}
 	switch it.kind {
 	case blockReasoning:
 		return o.send("response.reasoning_text.delta", o.at(map[string]any{"delta": text}))
 	case blockCall:
 		return o.send("response.function_call_arguments.delta", o.at(map[string]any{"delta": text}))
 	}
-	return o.send("response.output_text.delta", o.at(map[string]any{"delta": text, "logprobs": []any{}}))
+	return o.send("response.output_text.delta", o.at(map[string]any{"delta": text, "logprobs": nonNil(lp)}))
 }
 
 func (o *responseOutput) close() error {
@@ -162,7 +194,7 @@ func (o *responseOutput) close() error {
 	case blockCall:
 		err = o.send("response.function_call_arguments.done", o.at(map[string]any{"name": it.call.Name, "arguments": it.text}))
 	default:
-		err = o.send("response.output_text.done", o.at(map[string]any{"text": it.text, "logprobs": []any{}}))
+		err = o.send("response.output_text.done", o.at(map[string]any{"text": it.text, "logprobs": nonNil(it.logprobs)}))
 	}
 	if err == nil && it.kind != blockCall {
 		err = o.send("response.content_part.done", o.at(map[string]any{"part": it.part()}))
@@ -213,13 +245,17 @@ func (s *Server) responses(w http.ResponseWriter, r *http.Request) *apiError {
 	}
 	resp := s.responseBase(job)
 	s.cfg.Logger.Info("responses", "id", resp.ID, "prompt_tokens", len(t.ids), "tools", len(t.tools), "stream", job.req.Stream)
+	var logprobs func([]sample.Token) []chatLogprob
+	if job.p.Logprobs {
+		logprobs = func(toks []sample.Token) []chatLogprob { return s.chatLogprobs(true, toks).Content }
+	}
 	if job.req.Stream {
-		s.streamResponse(w, t, g, resp)
+		s.streamResponse(w, t, g, resp, logprobs)
 		return nil
 	}
-	out := &responseOutput{}
+	out := &responseOutput{logprobs: logprobs}
 	b := &blocks{sink: out, single: t.single}
-	if err := g.collect(r, func(cd choiceDelta) { s.responseDelta(t, g, b, cd) }); err != nil {
+	if err := g.collect(r, func(cd choiceDelta) { out.queue(cd.d.tokens); s.responseDelta(t, g, b, cd) }); err != nil {
 		return err
 	}
 	out.finish(b)
@@ -239,7 +275,7 @@ func (s *Server) responseDelta(t *turn, g *gen, b *blocks, cd choiceDelta) error
 // streamResponse sends the Responses events: response.created and
 // response.in_progress, the items' events, then response.completed (or
 // response.incomplete when max_output_tokens cut the answer).
-func (s *Server) streamResponse(w http.ResponseWriter, t *turn, g *gen, resp *responseObject) {
+func (s *Server) streamResponse(w http.ResponseWriter, t *turn, g *gen, resp *responseObject, logprobs func([]sample.Token) []chatLogprob) {
 	out := newSSE(w)
 	seq := 0
 	emit := func(typ string, ev map[string]any) error {
@@ -250,12 +286,12 @@ func (s *Server) streamResponse(w http.ResponseWriter, t *turn, g *gen, resp *re
 	resp.Status = "in_progress"
 	emit("response.created", map[string]any{"response": resp})
 	emit("response.in_progress", map[string]any{"response": resp})
-	o := &responseOutput{emit: emit}
+	o := &responseOutput{emit: emit, logprobs: logprobs}
 	b := &blocks{sink: o, single: t.single}
 	fail := func(e *apiError) {
 		emit("error", map[string]any{"code": "server_error", "message": e.Message, "param": nil})
 	}
-	if !g.stream(fail, func(cd choiceDelta) error { return s.responseDelta(t, g, b, cd) }) {
+	if !g.stream(fail, func(cd choiceDelta) error { o.queue(cd.d.tokens); return s.responseDelta(t, g, b, cd) }) {
 		return
 	}
 	if o.finish(b) != nil {
@@ -273,7 +309,7 @@ func (s *Server) responseBase(job *responsesJob) *responseObject {
 		Instructions: req.Instructions, MaxOutputTokens: req.MaxOutputTokens, Model: s.cfg.ModelName,
 		Output: []any{}, ParallelToolCalls: !job.conv.single, Temperature: job.p.Temperature, TopP: job.p.TopP,
 		Text: map[string]any{"format": map[string]string{"type": "text"}}, ToolChoice: job.conv.tc.mode,
-		Tools: []json.RawMessage{}, Truncation: "disabled", User: req.User, Metadata: req.Metadata,
+		Tools: []json.RawMessage{}, Truncation: "disabled", User: req.User, Metadata: req.Metadata, TopLogprobs: req.TopLogprobs,
 	}
 	if req.Reasoning != nil {
 		resp.Reasoning = *req.Reasoning

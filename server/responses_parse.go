@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/siskin-ml/siskin/chat"
@@ -33,6 +34,10 @@ type responsesRequest struct {
 	Conversation       json.RawMessage   `json:"conversation"`
 	Metadata           map[string]string `json:"metadata"`
 	User               *string           `json:"user"`
+	// Include lists extra output: "message.output_text.logprobs" (with
+	// TopLogprobs alternatives) is done; the others are ignored.
+	Include     []string `json:"include"`
+	TopLogprobs *int     `json:"top_logprobs"`
 }
 
 type responseText struct {
@@ -104,6 +109,12 @@ func (s *Server) parseResponses(w http.ResponseWriter, r *http.Request) (*respon
 	if job.p, err = s.params(&job.f); err != nil {
 		return nil, err
 	}
+	if slices.Contains(req.Include, "message.output_text.logprobs") {
+		job.p.Logprobs = true
+		if req.TopLogprobs != nil {
+			job.p.TopLogprobs = *req.TopLogprobs
+		}
+	}
 	return job, nil
 }
 
@@ -118,6 +129,8 @@ func checkResponsesFields(req *responsesRequest) *apiError {
 		return badRequest("background", "background is not supported")
 	case req.MaxOutputTokens != nil && *req.MaxOutputTokens < 1:
 		return badRequest("max_output_tokens", "max_output_tokens must be at least 1, got %d", *req.MaxOutputTokens)
+	case req.TopLogprobs != nil && (*req.TopLogprobs < 0 || *req.TopLogprobs > 20):
+		return badRequest("top_logprobs", "top_logprobs must be between 0 and 20, got %d", *req.TopLogprobs)
 	}
 	if req.Reasoning != nil && req.Reasoning.Effort != nil {
 		switch *req.Reasoning.Effort {

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -369,4 +370,71 @@ func FuzzResponsesRequest(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		fuzzNamed(t, h, "/v1/responses", body)
 	})
+}
+
+// include message.output_text.logprobs: the output text's tokens carry
+// their logprobs (top_logprobs alternatives each), the ones the chat route
+// reports for the same greedy answer; streamed, the deltas' logprobs join
+// to the same list, which output_text.done repeats.
+func TestResponsesLogprobs(t *testing.T) {
+	ts := qwen(t)
+	msgs := []map[string]any{{"role": "user", "content": "hi"}}
+	code, raw := ts.post(t, "/v1/chat/completions", map[string]any{"messages": msgs, "max_tokens": 6, "temperature": 0, "logprobs": true, "top_logprobs": 2})
+	var c struct {
+		Choices []struct{ Logprobs chatLogprobs }
+	}
+	if err := json.Unmarshal(raw, &c); code != 200 || err != nil {
+		t.Fatalf("chat: %d %v %s", code, err, raw)
+	}
+	want := c.Choices[0].Logprobs.Content
+	if len(want) != 6 || len(want[0].TopLogprobs) != 2 {
+		t.Fatalf("chat logprobs %+v", want)
+	}
+	body := map[string]any{"input": msgs, "max_output_tokens": 6, "temperature": 0, "include": []string{"message.output_text.logprobs", "reasoning.encrypted_content"}, "top_logprobs": 2}
+	code, raw = ts.post(t, "/v1/responses", body)
+	var r struct {
+		TopLogprobs int `json:"top_logprobs"`
+		Output      []struct {
+			Content []struct{ Logprobs []chatLogprob }
+		}
+	}
+	if err := json.Unmarshal(raw, &r); code != 200 || err != nil || len(r.Output) != 1 || r.TopLogprobs != 2 {
+		t.Fatalf("responses: %d %v %s", code, err, raw)
+	}
+	if got := r.Output[0].Content[0].Logprobs; !reflect.DeepEqual(got, want) {
+		t.Errorf("responses logprobs\n got %+v\nwant %+v", got, want)
+	}
+
+	body["stream"] = true
+	code, raw = ts.post(t, "/v1/responses", body)
+	if code != 200 {
+		t.Fatalf("stream: %d %s", code, raw)
+	}
+	var deltas, done []chatLogprob
+	names, data := sseNamed(t, raw)
+	for i, name := range names {
+		var lp []chatLogprob
+		b, _ := json.Marshal(data[i]["logprobs"])
+		json.Unmarshal(b, &lp)
+		switch name {
+		case "response.output_text.delta":
+			deltas = append(deltas, lp...)
+		case "response.output_text.done":
+			done = lp
+		}
+	}
+	if !reflect.DeepEqual(deltas, want) || !reflect.DeepEqual(done, want) {
+		t.Errorf("stream: deltas %+v\ndone %+v\nwant %+v", deltas, done, want)
+	}
+
+	delete(body, "stream")
+	body["include"] = []string{}
+	code, raw = ts.post(t, "/v1/responses", body)
+	if code != 200 || !strings.Contains(string(raw), `"logprobs":[]`) {
+		t.Errorf("without include: %d %s", code, raw)
+	}
+	body["top_logprobs"] = 21
+	if code, raw = ts.post(t, "/v1/responses", body); code != 400 || !strings.Contains(string(raw), `"param":"top_logprobs"`) {
+		t.Errorf("top_logprobs 21: %d %s", code, raw)
+	}
 }
