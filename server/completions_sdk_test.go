@@ -437,21 +437,15 @@ func TestLogprobsOfRuledOutTokens(t *testing.T) {
 			body := map[string]any{"prompt": "Once upon", "max_tokens": 4, "logprobs": 5, "stream": stream, "temperature": 0,
 				"structured_outputs": map[string]any{"choice": []string{"yes", "no"}}}
 			code, raw := ts.post(t, "/v1/completions", body)
-			events := [][]byte{raw}
-			if stream {
-				events = nil
-				for _, e := range sseEvents(t, raw) {
-					events = append(events, []byte(e))
-				}
-			}
+			events := bodies(t, raw, stream)
 			floor := false
 			for _, e := range events {
 				var resp struct {
 					Choices []struct {
 						Text     string
 						Logprobs struct {
-							TokenLogprobs []float64       `json:"token_logprobs"`
-							TopLogprobs   []orderedFloats `json:"top_logprobs"`
+							TokenLogprobs []float64          `json:"token_logprobs"`
+							TopLogprobs   []ordered[float64] `json:"top_logprobs"`
 						}
 					}
 				}
@@ -459,7 +453,8 @@ func TestLogprobsOfRuledOutTokens(t *testing.T) {
 					t.Fatalf("%s stream=%v: status %d, %v: %q", name, stream, code, err, e)
 				}
 				for _, ch := range resp.Choices {
-					for i, top := range ch.Logprobs.TopLogprobs {
+					for i, o := range ch.Logprobs.TopLogprobs {
+						top := o.values()
 						if len(top) == 0 || !slices.IsSortedFunc(top, func(a, b float64) int { return cmp.Compare(b, a) }) {
 							t.Errorf("%s stream=%v: top logprobs %v not most likely first", name, stream, top)
 						}
@@ -477,25 +472,51 @@ func TestLogprobsOfRuledOutTokens(t *testing.T) {
 	}
 }
 
-// orderedFloats reads a JSON object's values in the order it lists them.
-type orderedFloats []float64
+// ordered reads a JSON object's entries in the order it lists them.
+type ordered[V any] []keyed[V]
 
-func (o *orderedFloats) UnmarshalJSON(b []byte) error {
+type keyed[V any] struct {
+	key string
+	val V
+}
+
+func (o *ordered[V]) UnmarshalJSON(b []byte) error {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	if _, err := dec.Token(); err != nil { // {
 		return err
 	}
 	for dec.More() {
-		if _, err := dec.Token(); err != nil { // the text
+		k, err := dec.Token()
+		if err != nil {
 			return err
 		}
-		var v float64
-		if err := dec.Decode(&v); err != nil {
+		e := keyed[V]{key: k.(string)}
+		if err := dec.Decode(&e.val); err != nil {
 			return err
 		}
-		*o = append(*o, v)
+		*o = append(*o, e)
 	}
 	return nil
+}
+
+func (o ordered[V]) values() []V {
+	out := make([]V, len(o))
+	for i, e := range o {
+		out[i] = e.val
+	}
+	return out
+}
+
+// bodies is a response's JSON objects: the body, or a stream's events.
+func bodies(t testing.TB, raw []byte, stream bool) [][]byte {
+	if !stream {
+		return [][]byte{raw}
+	}
+	var out [][]byte
+	for _, e := range sseEvents(t, raw) {
+		out = append(out, []byte(e))
+	}
+	return out
 }
 
 // The chat API's logprobs, under the same constraint.
@@ -506,13 +527,7 @@ func TestChatLogprobsOfRuledOutTokens(t *testing.T) {
 			"messages": []map[string]any{{"role": "user", "content": "yes or no?"}}, "max_tokens": 4,
 			"logprobs": true, "top_logprobs": 5, "stream": stream, "temperature": 0,
 			"structured_outputs": map[string]any{"choice": []string{"yes", "no"}}})
-		events := [][]byte{raw}
-		if stream {
-			events = nil
-			for _, e := range sseEvents(t, raw) {
-				events = append(events, []byte(e))
-			}
-		}
+		events := bodies(t, raw, stream)
 		floor := false
 		for _, e := range events {
 			var resp struct {
@@ -637,13 +652,7 @@ func readEcho(t *testing.T, code int, raw []byte, stream bool) echoChoice {
 	if code != 200 {
 		t.Fatalf("status %d: %s", code, raw)
 	}
-	events := [][]byte{raw}
-	if stream {
-		events = nil
-		for _, e := range sseEvents(t, raw) {
-			events = append(events, []byte(e))
-		}
-	}
+	events := bodies(t, raw, stream)
 	var out echoChoice
 	out.Logprobs = &echoLogprobs{}
 	for _, e := range events {
@@ -674,8 +683,8 @@ func TestPromptLogprobs(t *testing.T) {
 	var r struct {
 		Choices []struct {
 			Logprobs       echoLogprobs
-			PromptLogprobs []*orderedScores `json:"prompt_logprobs"`
-			PromptTokenIDs []int            `json:"prompt_token_ids"`
+			PromptLogprobs []*ordered[scoreEntry] `json:"prompt_logprobs"`
+			PromptTokenIDs []int                  `json:"prompt_token_ids"`
 		}
 	}
 	if err := json.Unmarshal(raw, &r); code != 200 || err != nil || len(r.Choices) != 1 {
@@ -688,9 +697,9 @@ func TestPromptLogprobs(t *testing.T) {
 		t.Fatalf("%d prompt logprobs for %d tokens: %s", len(pl), len(ids), raw)
 	}
 	for i := 1; i < len(ids); i++ {
-		e := *pl[i]
-		if len(e) < 3 || len(e) > 4 || e[0].id != ids[i] || e[0].DecodedToken != lp.Tokens[i] || e[0].Logprob != float32(*lp.TokenLogprobs[i]) || e[0].Rank < 1 {
-			t.Errorf("position %d: %+v, echo has %q %v", i, e, lp.Tokens[i], *lp.TokenLogprobs[i])
+		e, first := pl[i].values(), (*pl[i])[0]
+		if len(e) < 3 || len(e) > 4 || first.key != strconv.Itoa(ids[i]) || e[0].DecodedToken != lp.Tokens[i] || e[0].Logprob != float32(*lp.TokenLogprobs[i]) || e[0].Rank < 1 {
+			t.Errorf("position %d: %+v, echo has %q %v", i, *pl[i], lp.Tokens[i], *lp.TokenLogprobs[i])
 		}
 		if len(lp.TopLogprobs[i]) > 2 { // logprobs 1: one alternative and the prompt's token
 			t.Errorf("position %d: echo's alternatives %v", i, lp.TopLogprobs[i])
@@ -706,8 +715,8 @@ func TestPromptLogprobs(t *testing.T) {
 	msgs := []map[string]any{{"role": "user", "content": "hi"}}
 	code, raw = q.post(t, "/v1/chat/completions", map[string]any{"messages": msgs, "max_tokens": 2, "prompt_logprobs": 0, "return_token_ids": true})
 	var c struct {
-		PromptLogprobs []*orderedScores `json:"prompt_logprobs"`
-		PromptTokenIDs []int            `json:"prompt_token_ids"`
+		PromptLogprobs []*ordered[scoreEntry] `json:"prompt_logprobs"`
+		PromptTokenIDs []int                  `json:"prompt_token_ids"`
 	}
 	if err := json.Unmarshal(raw, &c); code != 200 || err != nil {
 		t.Fatalf("chat: status %d, %v: %s", code, err, raw)
@@ -716,7 +725,7 @@ func TestPromptLogprobs(t *testing.T) {
 		t.Fatalf("chat: %d prompt logprobs for %d tokens", len(c.PromptLogprobs), len(c.PromptTokenIDs))
 	}
 	for i, e := range c.PromptLogprobs[1:] {
-		if len(*e) != 1 || (*e)[0].id != c.PromptTokenIDs[i+1] {
+		if len(*e) != 1 || (*e)[0].key != strconv.Itoa(c.PromptTokenIDs[i+1]) {
 			t.Errorf("chat: position %d: %+v", i+1, *e)
 		}
 	}
@@ -732,36 +741,10 @@ func TestPromptLogprobs(t *testing.T) {
 	}
 }
 
-// orderedScores reads a prompt_logprobs entry in the order it lists them.
-type orderedScores []scoreEntry
-
 type scoreEntry struct {
-	id           int
 	Logprob      float32
 	Rank         int
 	DecodedToken string `json:"decoded_token"`
-}
-
-func (o *orderedScores) UnmarshalJSON(b []byte) error {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	if _, err := dec.Token(); err != nil {
-		return err
-	}
-	for dec.More() {
-		k, err := dec.Token()
-		if err != nil {
-			return err
-		}
-		var e scoreEntry
-		if e.id, err = strconv.Atoi(k.(string)); err != nil {
-			return err
-		}
-		if err := dec.Decode(&e); err != nil {
-			return err
-		}
-		*o = append(*o, e)
-	}
-	return nil
 }
 
 // vLLM's include_stop_str_in_output keeps the matched stop string, in a
