@@ -20,7 +20,7 @@ import (
 // GET /health is 200 with an empty body; /v1/models lists the served
 // model in the shape the SDK expects, and /v1/models/{id} finds it.
 func TestHealthAndModels(t *testing.T) {
-	ts := stories(t)
+	ts := start(t, Config{Version: "test"}, "llm", "stories260K-gguf", "stories260K.gguf")
 	resp, err := http.Get(ts.URL + "/health")
 	if err != nil {
 		t.Fatal(err)
@@ -29,6 +29,26 @@ func TestHealthAndModels(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != 200 || len(body) != 0 {
 		t.Errorf("/health: %d %q", resp.StatusCode, body)
+	}
+	// vLLM's /ping (GET and POST) answers as /health; /version names the binary's.
+	for _, req := range []func() (*http.Response, error){
+		func() (*http.Response, error) { return http.Get(ts.URL + "/ping") },
+		func() (*http.Response, error) { return http.Post(ts.URL+"/ping", "", nil) },
+	} {
+		if resp, err := req(); err != nil || resp.StatusCode != 200 {
+			t.Errorf("/ping: %v %v", resp, err)
+		} else {
+			resp.Body.Close()
+		}
+	}
+	resp, err = http.Get(ts.URL + "/version")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || string(body) != `{"version":"test"}`+"\n" {
+		t.Errorf("/version: %d %q", resp.StatusCode, body)
 	}
 	c := ts.client()
 	page, err := c.Models.List(context.Background())

@@ -34,6 +34,7 @@ import (
 // Config is what the server needs besides the engine.
 type Config struct {
 	ModelName       string // served model name
+	Version         string // the binary's, for GET /version
 	APIKey          string // required as "Authorization: Bearer KEY" when set
 	MaxRequestBytes int64
 	CORSOrigins     []string
@@ -90,6 +91,11 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /health", s.health)
 	mux.HandleFunc("GET /readyz", s.health) // readiness; /livez is liveness (probes.go)
 	mux.HandleFunc("GET /livez", live)
+	mux.HandleFunc("GET /ping", s.health) // vLLM's (and SageMaker's) health check
+	mux.HandleFunc("POST /ping", s.health)
+	mux.HandleFunc("GET /version", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, 200, map[string]string{"version": s.cfg.Version})
+	})
 	mux.Handle("GET /metrics", s.auth(s.metrics.handler()))
 	mux.Handle("GET /v1/models", s.auth(http.HandlerFunc(s.models)))
 	mux.Handle("GET /v1/models/{model...}", s.auth(http.HandlerFunc(s.model)))

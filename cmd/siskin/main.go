@@ -1,5 +1,6 @@
-// Command siskin runs small language models on CPUs: generate text, inspect
-// model files, and (in later issues) serve an OpenAI-compatible API.
+// Command siskin runs small language models and speech synthesis on CPUs:
+// generate text, serve an OpenAI-compatible API, convert, inspect and
+// benchmark model files.
 package main
 
 import (
@@ -20,6 +21,7 @@ func rootCmd() *cobra.Command {
 	root := &cobra.Command{
 		Use:           "siskin",
 		Short:         "Fast CPU inference for small language models",
+		Version:       version(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		// -m hf://... and -m ollama://... become local paths first.

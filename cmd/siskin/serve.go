@@ -349,8 +349,8 @@ func buildServer(f serveFlags, log *slog.Logger) (srv *server.Server, cleanup fu
 	srv = server.New(server.Config{
 		ModelName: name, APIKey: f.apiKey, MaxRequestBytes: f.maxRequestBytes, CORSOrigins: origins,
 		MaxModelLen: maxLen, ToolParser: toolParser, ReasoningParser: reasoningParser, Defaults: defaults, Logger: log,
-		Pooling: server.PoolingFromDir(lm.Source.Path),
-		Debug:   map[string]http.Handler{"/debug/memory": led.Handler()},
+		Pooling: server.PoolingFromDir(lm.Source.Path), Version: version(),
+		Debug: map[string]http.Handler{"/debug/memory": led.Handler()},
 	}, eng, lm.Tokenizer, tmpl)
 	summary = fmt.Sprintf("siskin: model %s (%s, %s, %d MiB of weights), weight path %s, context %d, KV budget %d MiB (%s), %d threads",
 		name, cfg.Arch, lm.Source.Format, lm.Model.HeldBytes()>>20, weightPath, maxLen, kvBytes>>20, cfg.KVType, kernels.Threads())
