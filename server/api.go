@@ -100,6 +100,9 @@ type chatRequest struct {
 	// ContinueFinalMessage (vLLM's) leaves the last message open for the
 	// model to continue: a prefilled answer.
 	ContinueFinalMessage bool `json:"continue_final_message"`
+	// ReasoningEffort is OpenAI's; "none" turns the template's thinking
+	// off, as the Responses route's reasoning.effort does.
+	ReasoningEffort *string `json:"reasoning_effort"`
 }
 
 // usage is the token accounting of a response.

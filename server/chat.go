@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"strings"
 	"time"
@@ -286,6 +287,21 @@ func (s *Server) parseChat(w http.ResponseWriter, r *http.Request) (*chatJob, *a
 		return nil, err
 	}
 	conv.msgs, conv.kwargs = msgs, req.ChatTemplateKwargs
+	if e := req.ReasoningEffort; e != nil {
+		if err := checkEffort("reasoning_effort", *e); err != nil {
+			return nil, err
+		}
+		conv.kwargs = maps.Clone(conv.kwargs)
+		if conv.kwargs == nil {
+			conv.kwargs = map[string]any{}
+		}
+		if _, set := conv.kwargs["reasoning_effort"]; !set {
+			conv.kwargs["reasoning_effort"] = *e // for templates that read it
+		}
+		if _, set := conv.kwargs["enable_thinking"]; !set && *e == "none" {
+			conv.kwargs["enable_thinking"] = false // the switch Qwen3's and Spark's templates read
+		}
+	}
 	conv.addGen = req.AddGenerationPrompt == nil || *req.AddGenerationPrompt
 	if conv.cont = req.ContinueFinalMessage; conv.cont {
 		if req.AddGenerationPrompt != nil && *req.AddGenerationPrompt {

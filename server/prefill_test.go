@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -75,5 +76,44 @@ func TestPrefilledAnswer(t *testing.T) {
 		if code, raw := ts.post(t, bad.path, bad.body); code != 400 || !strings.Contains(string(raw), bad.field) {
 			t.Errorf("%s %v: %d %s", bad.path, bad.body, code, raw)
 		}
+	}
+}
+
+// Chat's reasoning_effort "none" renders as enable_thinking false (the
+// Qwen3 template's empty think block), as the Responses route's
+// reasoning.effort does; chat_template_kwargs still decide when they set
+// it, and an unknown effort is a 400 naming the field.
+func TestChatReasoningEffort(t *testing.T) {
+	ts := qwen(t)
+	msgs := []map[string]any{{"role": "user", "content": "hi"}}
+	prompt := func(extra map[string]any) []int {
+		t.Helper()
+		body := map[string]any{"messages": msgs, "max_tokens": 1, "return_token_ids": true}
+		maps.Copy(body, extra)
+		code, raw := ts.post(t, "/v1/chat/completions", body)
+		var r struct {
+			PromptTokenIDs []int `json:"prompt_token_ids"`
+		}
+		if err := json.Unmarshal(raw, &r); code != 200 || err != nil {
+			t.Fatalf("%v: %d %v %s", extra, code, err, raw)
+		}
+		return r.PromptTokenIDs
+	}
+	plain := prompt(nil)
+	off := prompt(map[string]any{"chat_template_kwargs": map[string]any{"enable_thinking": false}})
+	if slices.Equal(plain, off) {
+		t.Fatal("enable_thinking false renders as the default")
+	}
+	if got := prompt(map[string]any{"reasoning_effort": "none"}); !slices.Equal(got, off) {
+		t.Errorf("reasoning_effort none: %v, want %v", got, off)
+	}
+	if got := prompt(map[string]any{"reasoning_effort": "high"}); !slices.Equal(got, plain) {
+		t.Errorf("reasoning_effort high: %v, want %v", got, plain)
+	}
+	if got := prompt(map[string]any{"reasoning_effort": "none", "chat_template_kwargs": map[string]any{"enable_thinking": true}}); !slices.Equal(got, plain) {
+		t.Errorf("chat_template_kwargs enable_thinking true beside reasoning_effort none: %v", got)
+	}
+	if code, raw := ts.post(t, "/v1/chat/completions", map[string]any{"messages": msgs, "reasoning_effort": "max"}); code != 400 || !strings.Contains(string(raw), `"param":"reasoning_effort"`) {
+		t.Errorf("reasoning_effort max: %d %s", code, raw)
 	}
 }

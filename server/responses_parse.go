@@ -133,13 +133,18 @@ func checkResponsesFields(req *responsesRequest) *apiError {
 		return badRequest("top_logprobs", "top_logprobs must be between 0 and 20, got %d", *req.TopLogprobs)
 	}
 	if req.Reasoning != nil && req.Reasoning.Effort != nil {
-		switch *req.Reasoning.Effort {
-		case "none", "minimal", "low", "medium", "high", "xhigh":
-		default:
-			return badRequest("reasoning.effort", "reasoning.effort must be one of none, minimal, low, medium, high, xhigh, got %q", *req.Reasoning.Effort)
-		}
+		return checkEffort("reasoning.effort", *req.Reasoning.Effort)
 	}
 	return nil
+}
+
+// checkEffort checks a reasoning effort against OpenAI's values.
+func checkEffort(field, e string) *apiError {
+	switch e {
+	case "none", "minimal", "low", "medium", "high", "xhigh":
+		return nil
+	}
+	return badRequest(field, "%s must be one of none, minimal, low, medium, high, xhigh, got %q", field, e)
 }
 
 // textFormat maps text.format onto the chat route's response_format, so
