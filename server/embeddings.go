@@ -78,42 +78,57 @@ func (s *Server) embeddings(w http.ResponseWriter, r *http.Request) *apiError {
 	if err != nil {
 		return err
 	}
-	pool := engine.PoolLast
-	if s.cfg.Pooling == "mean" {
-		pool = engine.PoolMean
-	}
 	tm := newTimer(s.metrics, start)
-	events := make([]<-chan engine.Event, len(inputs))
-	resp := embeddingsResponse{Object: "list", Model: s.cfg.ModelName, Data: make([]embedding, len(inputs))}
-	for i, ids := range inputs {
-		if events[i], err = s.submitEmbed(r, ids, pool); err != nil {
-			return err
-		}
-		resp.Usage.PromptTokens += len(ids)
+	vecs, err := s.embedAll(r, inputs, tm)
+	if err != nil {
+		return err
 	}
-	resp.Usage.TotalTokens = resp.Usage.PromptTokens
-	for i, ch := range events {
-		ev, ok := <-ch
-		if !ok || r.Context().Err() != nil {
-			return errGone
-		}
-		if ev.Err != nil {
-			return internalError(ev.Err)
-		}
-		raw, isVec := ev.Data.([]float32)
-		if !isVec {
-			return internalError(errors.New("embedding request ended without a vector"))
-		}
-		vec := normalize(raw)
+	resp := embeddingsResponse{Object: "list", Model: s.cfg.ModelName, Data: make([]embedding, len(inputs))}
+	for i, vec := range vecs {
 		resp.Data[i] = embedding{Object: "embedding", Index: i, Embedding: vec}
 		if req.EncodingFormat == "base64" {
 			resp.Data[i].Embedding = base64Floats(vec)
 		}
-		tm.finish("stop")
+		resp.Usage.PromptTokens += len(inputs[i])
 	}
+	resp.Usage.TotalTokens = resp.Usage.PromptTokens
 	tm.end()
 	writeJSON(w, 200, resp)
 	return nil
+}
+
+// embedAll runs every input through the engine at once and returns its
+// final hidden state, pooled (Config.Pooling: the last token unless the
+// model says mean) and L2-normalized.
+func (s *Server) embedAll(r *http.Request, inputs [][]int, tm *timer) ([][]float32, *apiError) {
+	pool := engine.PoolLast
+	if s.cfg.Pooling == "mean" {
+		pool = engine.PoolMean
+	}
+	events := make([]<-chan engine.Event, len(inputs))
+	for i, ids := range inputs {
+		var err *apiError
+		if events[i], err = s.submitEmbed(r, ids, pool); err != nil {
+			return nil, err
+		}
+	}
+	vecs := make([][]float32, len(inputs))
+	for i, ch := range events {
+		ev, ok := <-ch
+		if !ok || r.Context().Err() != nil {
+			return nil, errGone
+		}
+		if ev.Err != nil {
+			return nil, internalError(ev.Err)
+		}
+		raw, isVec := ev.Data.([]float32)
+		if !isVec {
+			return nil, internalError(errors.New("embedding request ended without a vector"))
+		}
+		vecs[i] = normalize(raw)
+		tm.finish("stop")
+	}
+	return vecs, nil
 }
 
 // parseEmbeddingInput checks the request and returns each input's ids.

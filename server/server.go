@@ -104,6 +104,12 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle("POST /v1/responses", s.auth(apiHandler(s.responses)))
 	mux.Handle("POST /v1/messages", s.anthropicAuth(anthropicHandler(s.messages)))
 	mux.Handle("POST /v1/embeddings", s.auth(apiHandler(s.embeddings)))
+	for _, path := range []string{"/score", "/v1/score"} {
+		mux.Handle("POST "+path, s.auth(apiHandler(s.score)))
+	}
+	for _, path := range []string{"/rerank", "/v1/rerank", "/v2/rerank"} {
+		mux.Handle("POST "+path, s.auth(apiHandler(s.rerank)))
+	}
 	mux.Handle("POST /tokenize", s.auth(http.HandlerFunc(s.tokenize)))
 	mux.Handle("POST /detokenize", s.auth(http.HandlerFunc(s.detokenize)))
 	for path, h := range s.cfg.Debug {
