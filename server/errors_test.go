@@ -166,7 +166,8 @@ func TestSDKErrors(t *testing.T) {
 	}
 }
 
-// --api-key: every endpoint but /health needs the bearer token.
+// --api-key: every endpoint but /health (and vLLM's /ping and /version)
+// needs the bearer token.
 func TestAPIKey(t *testing.T) {
 	ts := start(t, Config{APIKey: "sekret"}, "llm", "stories260K-gguf", "stories260K.gguf")
 	get := func(path, auth string) int {
@@ -187,8 +188,20 @@ func TestAPIKey(t *testing.T) {
 		}
 		return resp.StatusCode
 	}
-	if code := get("/health", ""); code != 200 {
-		t.Errorf("/health without a key: %d", code)
+	for _, path := range []string{"/health", "/ping", "/version"} {
+		if code := get(path, ""); code != 200 {
+			t.Errorf("%s without a key: %d", path, code)
+		}
+	}
+	for _, path := range []string{"/score", "/v1/score", "/rerank", "/v1/rerank", "/v2/rerank"} {
+		resp, err := http.Post(ts.URL+path, "application/json", strings.NewReader(`{}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 401 {
+			t.Errorf("POST %s without a key: %d, want 401", path, resp.StatusCode)
+		}
 	}
 	for _, path := range []string{"/v1/models", "/metrics"} {
 		for _, auth := range []string{"", "Bearer wrong", "sekret", "Bearer sekret2", "bearer sekret"} {
