@@ -130,9 +130,25 @@ func anthropicStop(c *choice, calls int) (string, any) {
 	return "end_turn", nil
 }
 
+// countTokens is Anthropic's POST /v1/messages/count_tokens: the input
+// tokens a Messages request with the same system, messages, tools and
+// thinking would read.
+func (s *Server) countTokens(w http.ResponseWriter, r *http.Request) *apiError {
+	job, err := s.parseMessagesRequest(w, r, true)
+	if err != nil {
+		return err
+	}
+	t, err := s.render(job.conv, "messages")
+	if err != nil {
+		return err
+	}
+	writeJSON(w, 200, map[string]int{"input_tokens": len(t.ids)})
+	return nil
+}
+
 func (s *Server) messages(w http.ResponseWriter, r *http.Request) *apiError {
 	start := time.Now()
-	job, err := s.parseMessagesRequest(w, r)
+	job, err := s.parseMessagesRequest(w, r, false)
 	if err != nil {
 		return err
 	}

@@ -40,12 +40,16 @@ type messagesJob struct {
 	stops []string
 }
 
-// parseMessagesRequest reads and checks a Messages request.
-func (s *Server) parseMessagesRequest(w http.ResponseWriter, r *http.Request) (*messagesJob, *apiError) {
+// parseMessagesRequest reads and checks a Messages request; counting (for
+// count_tokens) needs no max_tokens.
+func (s *Server) parseMessagesRequest(w http.ResponseWriter, r *http.Request, counting bool) (*messagesJob, *apiError) {
 	job := &messagesJob{}
 	req := &job.req
 	if err := s.decode(w, r, req); err != nil {
 		return nil, err
+	}
+	if counting && req.MaxTokens == nil {
+		req.MaxTokens = ptr(1)
 	}
 	switch {
 	case req.MaxTokens == nil:

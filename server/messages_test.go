@@ -94,6 +94,18 @@ func messagesMatchChat(t *testing.T, ts *testServer) {
 	if msg.StopReason != wantStop || msg.Usage.InputTokens+msg.Usage.CacheReadInputTokens != chatResp.Usage.PromptTokens || msg.Usage.OutputTokens != chatResp.Usage.CompletionTokens || msg.Role != "assistant" || !strings.HasPrefix(msg.ID, "msg_") {
 		t.Errorf("message %s; chat %s", msg.RawJSON(), chatResp.RawJSON())
 	}
+	// count_tokens reads what the message's input was.
+	count, err := c.Messages.CountTokens(context.Background(), anthropic.MessageCountTokensParams{
+		Model:    p.Model,
+		System:   anthropic.MessageCountTokensParamsSystemUnion{OfTextBlockArray: p.System},
+		Messages: p.Messages,
+	})
+	if err != nil || count.InputTokens != msg.Usage.InputTokens+msg.Usage.CacheReadInputTokens {
+		t.Errorf("count_tokens: %v %+v, the message read %d", err, count, msg.Usage.InputTokens+msg.Usage.CacheReadInputTokens)
+	}
+	if code, raw := ts.post(t, "/v1/messages/count_tokens", map[string]any{"model": "test-model"}); code != 400 || !strings.Contains(string(raw), `"type":"error"`) || !strings.Contains(string(raw), "messages") {
+		t.Errorf("count_tokens without messages: %d %s", code, raw)
+	}
 	acc, types := streamMessage(t, c, p)
 	sthinking, stext := messageText(&acc)
 	if stext != wantText || sthinking != wantThinking || acc.StopReason != wantStop {

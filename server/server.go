@@ -103,6 +103,7 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle("POST /v1/chat/completions", s.auth(apiHandler(s.chatCompletions)))
 	mux.Handle("POST /v1/responses", s.auth(apiHandler(s.responses)))
 	mux.Handle("POST /v1/messages", s.anthropicAuth(anthropicHandler(s.messages)))
+	mux.Handle("POST /v1/messages/count_tokens", s.anthropicAuth(anthropicHandler(s.countTokens)))
 	mux.Handle("POST /v1/embeddings", s.auth(apiHandler(s.embeddings)))
 	for _, path := range []string{"/score", "/v1/score"} {
 		mux.Handle("POST "+path, s.auth(apiHandler(s.score)))
