@@ -237,6 +237,24 @@ func (t *Template) Render(opt RenderOptions) (out string, err error) {
 	return out, nil
 }
 
+// TextOf is a message content's text: the string, or the text parts
+// joined by newlines.
+func TextOf(content any) string {
+	switch c := content.(type) {
+	case string:
+		return c
+	case []ContentPart:
+		var texts []string
+		for _, p := range c {
+			if p.Type == "text" {
+				texts = append(texts, p.Text)
+			}
+		}
+		return strings.Join(texts, "\n")
+	}
+	return ""
+}
+
 // openFinal cuts a render after the last occurrence of the final message's
 // text (its last text part's, for a list), or of that text trimmed of
 // spaces, which templates often trim: what follows closes the message.

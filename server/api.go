@@ -103,6 +103,9 @@ type chatRequest struct {
 	// ReasoningEffort is OpenAI's; "none" turns the template's thinking
 	// off, as the Responses route's reasoning.effort does.
 	ReasoningEffort *string `json:"reasoning_effort"`
+	// Echo (vLLM's) starts the answer with the final message's text when
+	// that message is the assistant's: the prefill continued.
+	Echo bool `json:"echo"`
 }
 
 // usage is the token accounting of a response.

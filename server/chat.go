@@ -231,6 +231,7 @@ type chatJob struct {
 	conv  conversation
 	p     sample.Params
 	stops []string
+	echo  string // what the answer starts with (echo)
 }
 
 func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) *apiError {
@@ -311,6 +312,9 @@ func (s *Server) parseChat(w http.ResponseWriter, r *http.Request) (*chatJob, *a
 	}
 	conv.single = req.ParallelToolCalls != nil && !*req.ParallelToolCalls
 	job.conv = conv
+	if last := msgs[len(msgs)-1]; req.Echo && last.Role == "assistant" {
+		job.echo = chat.TextOf(last.Content)
+	}
 	if job.p, err = s.params(&req.samplingFields); err != nil {
 		return nil, err
 	}
@@ -479,7 +483,7 @@ func (s *Server) streamChat(w http.ResponseWriter, job *chatJob, t *turn, g *gen
 		return out.send(resp)
 	}
 	for i := 0; i < g.n; i++ {
-		chunk(chatChoice{Index: i, Delta: &chatMessageOut{Role: "assistant", Content: ptr("")}})
+		chunk(chatChoice{Index: i, Delta: &chatMessageOut{Role: "assistant", Content: ptr(job.echo)}})
 	}
 	ok := g.stream(out.fail, func(cd choiceDelta) error {
 		ch, has := s.chatDelta(job, t, cd, &calls[cd.c.index])
@@ -570,6 +574,9 @@ func (s *Server) collectChat(r *http.Request, job *chatJob, t *turn, g *gen, bas
 		}
 		if res.Content == "" && (res.Reasoning != "" || len(res.Calls) > 0) {
 			msg.Content = nil // as OpenAI and vLLM answer a call or only reasoning
+		}
+		if job.echo != "" {
+			msg.Content = ptr(job.echo + res.Content)
 		}
 		for _, call := range res.Calls {
 			var o toolCallOut

@@ -117,3 +117,48 @@ func TestChatReasoningEffort(t *testing.T) {
 		t.Errorf("reasoning_effort max: %d %s", code, raw)
 	}
 }
+
+// vLLM's echo on chat: the answer starts with the prefill it continued,
+// in a response and in a stream; echo without a final assistant message
+// changes nothing.
+func TestChatEchoPrefill(t *testing.T) {
+	ts := qwen(t)
+	msgs := []map[string]any{{"role": "user", "content": "Name a colour."}, {"role": "assistant", "content": "My answer is"}}
+	body := map[string]any{"messages": msgs, "continue_final_message": true, "max_tokens": 6, "temperature": 0, "ignore_eos": true}
+	content := func(extra map[string]any) string {
+		t.Helper()
+		b := maps.Clone(body)
+		maps.Copy(b, extra)
+		code, raw := ts.post(t, "/v1/chat/completions", b)
+		if code != 200 {
+			t.Fatalf("%v: %d %s", extra, code, raw)
+		}
+		text := ""
+		for _, e := range bodies(t, raw, b["stream"] == true) {
+			var r struct {
+				Choices []struct {
+					Message, Delta struct{ Content *string }
+				}
+			}
+			json.Unmarshal(e, &r)
+			for _, c := range r.Choices {
+				for _, p := range []*string{c.Message.Content, c.Delta.Content} {
+					if p != nil {
+						text += *p
+					}
+				}
+			}
+		}
+		return text
+	}
+	plain := content(nil)
+	for _, stream := range []bool{false, true} {
+		if got := content(map[string]any{"echo": true, "stream": stream}); got != "My answer is"+plain {
+			t.Errorf("stream=%v: %q, want the prefill then %q", stream, got, plain)
+		}
+	}
+	body["messages"], body["continue_final_message"] = msgs[:1], false
+	if a, b := content(nil), content(map[string]any{"echo": true}); a != b {
+		t.Errorf("echo after a user message: %q, without %q", b, a)
+	}
+}
