@@ -106,6 +106,8 @@ type chatRequest struct {
 	// Echo (vLLM's) starts the answer with the final message's text when
 	// that message is the assistant's: the prefill continued.
 	Echo bool `json:"echo"`
+	// Modalities with "audio" needs a speech model beside the LLM (Both).
+	Modalities []string `json:"modalities"`
 }
 
 // usage is the token accounting of a response.

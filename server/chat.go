@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -275,6 +276,9 @@ func (s *Server) parseChat(w http.ResponseWriter, r *http.Request) (*chatJob, *a
 	}
 	if err := s.common(&req.samplingFields); err != nil {
 		return nil, err
+	}
+	if slices.Contains(req.Modalities, "audio") {
+		return nil, badRequest("modalities", "audio output needs a speech model beside the LLM (siskin serve --speech-model)")
 	}
 	if s.tmpl == nil {
 		return nil, badRequest("messages", "this model has no chat template; use /v1/completions")

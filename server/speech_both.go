@@ -65,6 +65,18 @@ func (b *Both) routeByModel(llm http.Handler) http.Handler {
 			b.Speech.auth(http.HandlerFunc(b.Speech.notText)).ServeHTTP(w, r)
 			return
 		}
+		var fields map[string]json.RawMessage
+		if r.URL.Path == "/v1/chat/completions" && json.Unmarshal(body, &fields) == nil && fields != nil {
+			if a, err := audioOf(fields); err != nil || a != nil {
+				b.LLM.auth(apiHandler(func(w http.ResponseWriter, r *http.Request) *apiError {
+					if err != nil {
+						return err
+					}
+					return b.chatWithAudio(w, r, fields, a, llm)
+				})).ServeHTTP(w, r)
+				return
+			}
+		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		llm.ServeHTTP(w, r)
 	})
