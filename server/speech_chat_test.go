@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
-	"io"
-	"net/http"
 	"net/http/httptest"
 	"testing"
 )
@@ -18,19 +16,9 @@ import (
 // are 400s naming them; without a speech model, modalities audio is a 400.
 func TestChatAudioOutput(t *testing.T) {
 	f := newSpeechFixture(t)
-	ts := httptest.NewServer((&Both{LLM: qwen(t).srv, Speech: f.sp}).Handler())
+	ts := &testServer{Server: httptest.NewServer((&Both{LLM: qwen(t).srv, Speech: f.sp}).Handler())}
 	defer ts.Close()
-	post := func(path string, body map[string]any) (int, []byte) {
-		t.Helper()
-		raw, _ := json.Marshal(body)
-		res, err := http.Post(ts.URL+path, "application/json", bytes.NewReader(raw))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer res.Body.Close()
-		out, _ := io.ReadAll(res.Body)
-		return res.StatusCode, out
-	}
+	post := func(path string, body map[string]any) (int, []byte) { return ts.post(t, path, body) }
 	msgs := []map[string]any{{"role": "user", "content": "Say hi."}}
 	chat := map[string]any{"model": "test-model", "messages": msgs, "max_tokens": 6, "temperature": 0, "ignore_eos": true}
 	code, raw := post("/v1/chat/completions", chat)
