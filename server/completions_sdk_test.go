@@ -739,6 +739,10 @@ func TestPromptLogprobs(t *testing.T) {
 			t.Errorf("%v: %d %s", bad, code, raw)
 		}
 	}
+	// 0 with stream passes, as in vLLM.
+	if code, raw := ts.post(t, "/v1/completions", map[string]any{"prompt": "x", "max_tokens": 1, "prompt_logprobs": 0, "stream": true}); code != 200 {
+		t.Errorf("prompt_logprobs 0 with stream: %d %s", code, raw)
+	}
 }
 
 type scoreEntry struct {

@@ -388,10 +388,12 @@ func (s *Server) common(f *samplingFields) *apiError {
 		if *n < 0 || *n > 20 {
 			return badRequest("prompt_logprobs", "prompt_logprobs must be between 0 and 20, got %d", *n)
 		}
-		if f.Stream {
+		switch {
+		case f.Stream && *n > 0:
 			return badRequest("prompt_logprobs", "prompt_logprobs are not available when stream is true")
+		case !f.Stream: // 0 with stream is let through, as vLLM does, and unanswered
+			f.scorePrompt, f.promptTop = true, max(f.promptTop, *n)
 		}
-		f.scorePrompt, f.promptTop = true, max(f.promptTop, *n)
 	}
 	if f.MaxTokens != nil && *f.MaxTokens < 1 && !(f.echo && *f.MaxTokens == 0) {
 		return badRequest("max_tokens", "max_tokens must be at least 1 (0 only with echo), got %d", *f.MaxTokens)
