@@ -214,6 +214,17 @@ type chatMessageOut struct {
 	Content          *string       `json:"content,omitempty"`
 	ReasoningContent *string       `json:"reasoning_content,omitempty"`
 	ToolCalls        []toolCallOut `json:"tool_calls,omitempty"`
+	Audio            *audioDelta   `json:"audio,omitempty"`
+}
+
+// audioDelta is a streamed piece of a spoken answer (OpenAI's delta.audio):
+// its id first, then transcript text and base64 PCM as they come, and
+// expires_at last.
+type audioDelta struct {
+	ID         string `json:"id,omitempty"`
+	Transcript string `json:"transcript,omitempty"`
+	Data       string `json:"data,omitempty"`
+	ExpiresAt  int64  `json:"expires_at,omitempty"`
 }
 
 // chatMessage is a whole response message: content and refusal are

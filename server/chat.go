@@ -236,24 +236,9 @@ type chatJob struct {
 }
 
 func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) *apiError {
-	start := time.Now()
-	job, err := s.parseChat(w, r)
+	job, t, g, base, err := s.startChat(w, r)
 	if err != nil {
 		return err
-	}
-	t, err := s.render(job.conv, "messages")
-	if err != nil {
-		return err
-	}
-	g, err := s.startTurn(r, t, &job.req.samplingFields, job.p, job.stops, "messages", start)
-	if err != nil {
-		return err
-	}
-	id := newID("chatcmpl-")
-	s.cfg.Logger.Info("chat", "id", id, "n", g.n, "prompt_tokens", len(t.ids), "tools", len(t.tools), "stream", job.req.Stream)
-	base := chatResponse{ID: id, Created: time.Now().Unix(), Model: s.cfg.ModelName}
-	if job.req.ReturnTokenIDs {
-		base.PromptTokenIDs = t.ids
 	}
 	if job.req.Stream {
 		s.streamChat(w, job, t, g, base)
@@ -265,6 +250,31 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) *apiErr
 	}
 	writeJSON(w, 200, resp)
 	return nil
+}
+
+// startChat parses a chat request, renders it and submits its choices;
+// base is the response's frame.
+func (s *Server) startChat(w http.ResponseWriter, r *http.Request) (*chatJob, *turn, *gen, chatResponse, *apiError) {
+	start := time.Now()
+	job, err := s.parseChat(w, r)
+	if err != nil {
+		return nil, nil, nil, chatResponse{}, err
+	}
+	t, err := s.render(job.conv, "messages")
+	if err != nil {
+		return nil, nil, nil, chatResponse{}, err
+	}
+	g, err := s.startTurn(r, t, &job.req.samplingFields, job.p, job.stops, "messages", start)
+	if err != nil {
+		return nil, nil, nil, chatResponse{}, err
+	}
+	id := newID("chatcmpl-")
+	s.cfg.Logger.Info("chat", "id", id, "n", g.n, "prompt_tokens", len(t.ids), "tools", len(t.tools), "stream", job.req.Stream)
+	base := chatResponse{ID: id, Created: time.Now().Unix(), Model: s.cfg.ModelName}
+	if job.req.ReturnTokenIDs {
+		base.PromptTokenIDs = t.ids
+	}
+	return job, t, g, base, nil
 }
 
 // parseChat reads and checks a chat completions request.
