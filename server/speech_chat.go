@@ -77,6 +77,9 @@ func audioOf(fields map[string]json.RawMessage) (*chatAudio, *apiError) {
 // chatWithAudio answers a chat request that asks for audio: the text
 // from llm, then each choice's speech from the speech model.
 func (b *Both) chatWithAudio(w http.ResponseWriter, r *http.Request, fields map[string]json.RawMessage, a *chatAudio, llm http.Handler) *apiError {
+	if _, e := b.speechJob(a, "."); e != nil {
+		return e // the voice and the other speech fields, before any text is made
+	}
 	delete(fields, "modalities")
 	delete(fields, "audio")
 	body, _ := json.Marshal(fields)
@@ -176,9 +179,6 @@ func (b *Both) speechJob(a *chatAudio, text string) (*speechJob, *apiError) {
 // pcm16), beside the text still generating. The finish chunk waits for
 // the last sentence's audio.
 func (b *Both) streamChatAudio(w http.ResponseWriter, r *http.Request, a *chatAudio) *apiError {
-	if _, e := b.speechJob(a, "."); e != nil {
-		return e // the voice and the other speech fields, before the stream starts
-	}
 	job, t, g, base, err := b.LLM.startChat(w, r)
 	if err != nil {
 		return err
