@@ -296,13 +296,20 @@ const scoreChunk = 32
 // score appends to s.scored each of the chunk's rows' score of the prompt
 // token that follows it, and returns the last row: the logits of the first
 // token to generate once the chunk ends the prompt.
+// The rows are scored on the kernels' threads: a log-softmax over the
+// vocabulary per row took a fifth of a scored 512-token prompt's CPU time
+// on one thread (Qwen3-1.7B shape).
 func (l *llmStage) score(s *seq, r *Request, chunk []int, rows []float32) []float32 {
 	v := l.m.Config().Vocab
-	for j := range chunk {
-		if next := s.fed + j + 1; next < len(r.Prompt) {
-			s.scored = append(s.scored, sample.Score(rows[j*v:(j+1)*v], r.Prompt[next], r.PromptTop))
+	n := min(len(chunk), len(r.Prompt)-1-s.fed) // rows whose next token is in the prompt
+	at := len(s.scored)
+	s.scored = append(s.scored, make([]sample.Token, n)...)
+	out := s.scored[at:]
+	kernels.ParallelFor(n, 64*v, 1, func(lo, hi int) {
+		for j := lo; j < hi; j++ {
+			out[j] = sample.Score(rows[j*v:(j+1)*v], r.Prompt[s.fed+j+1], r.PromptTop)
 		}
-	}
+	})
 	return rows[(len(chunk)-1)*v:]
 }
 
