@@ -818,3 +818,34 @@ func TestStopStringKeptAndPromptTruncated(t *testing.T) {
 		}
 	}
 }
+
+// The official Go client reads an echoed, scored prompt (max_tokens 0
+// with echo and logprobs): the text, the usage and the token logprobs,
+// the first token's null reading as 0. Its typed top_logprobs cannot
+// hold that first null (OpenAI's and vLLM's wire format, which the
+// Python client takes), so they stay in the raw JSON.
+func TestSDKCompletionEchoScores(t *testing.T) {
+	ts := stories(t)
+	p := completionParams(storiesPrompt, 0)
+	p.Echo, p.Logprobs, p.Temperature = openai.Bool(true), openai.Int(1), openai.Float(0)
+	c := ts.client()
+	resp, err := c.Completions.New(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch := resp.Choices[0]
+	lp := ch.Logprobs
+	if ch.Text != storiesPrompt || ch.FinishReason != "length" || resp.Usage.CompletionTokens != 0 ||
+		len(lp.Tokens) != int(resp.Usage.PromptTokens) || len(lp.TokenLogprobs) != len(lp.Tokens) {
+		t.Fatalf("echo: %s", resp.RawJSON())
+	}
+	for i := 1; i < len(lp.Tokens); i++ {
+		if lp.TokenLogprobs[i] >= 0 || lp.TokenLogprobs[i] < -20 {
+			t.Errorf("token %d %q: logprob %v", i, lp.Tokens[i], lp.TokenLogprobs[i])
+		}
+	}
+	var top []map[string]float64
+	if err := json.Unmarshal([]byte(lp.JSON.TopLogprobs.Raw()), &top); err != nil || len(top) != len(lp.Tokens) || top[0] != nil || len(top[1]) == 0 {
+		t.Errorf("raw top_logprobs %s: %v", lp.JSON.TopLogprobs.Raw(), err)
+	}
+}
