@@ -65,8 +65,9 @@ func TestScorePromptAgainstLlama2c(t *testing.T) {
 	}
 }
 
-// A long prompt is scored in chunks, beside other requests, after a
-// prefix-cache entry for it exists (which scoring must not use), and the
+// A long prompt is scored in chunks, beside other requests, and takes no
+// prefix-cache hit where the same request unscored does (the prompt
+// repeats an earlier turn and its answer, as in TestPrefixCache); the
 // generation that follows is the unscored request's. The scores equal
 // those of one forward pass over the whole prompt: the tier's results are
 // the same bits in a batch of any size (a check of the chunking, not of
@@ -75,24 +76,41 @@ func TestScorePromptChunks(t *testing.T) {
 	m := tinySpark(t)
 	e := New(m, Config{})
 	defer e.Close()
-	p := prompt(3*scoreChunk+5, 2)
+	p1 := prompt(3*scoreChunk+5, 2)
+	ch, err := e.Submit(context.Background(), Request{Prompt: p1, MaxTokens: 20, Sampler: sampler(t, 0, 0, p1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	turn, _ := collect(t, ch)
+	p := append([]int(nil), p1...)
+	for _, tk := range turn {
+		p = append(p, tk.ID)
+	}
+	p = append(p, prompt(9, 7)...)
 	plainCh, err := e.Submit(context.Background(), Request{Prompt: p, MaxTokens: 6, Sampler: sampler(t, 0, 0, p)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	plain, _ := collect(t, plainCh)
+	plainEvs := events(t, plainCh)
+	if plainEvs[0].CachedTokens == 0 {
+		t.Fatal("the unscored request found nothing in the prefix cache: the test proves nothing")
+	}
 	other, err := e.Submit(context.Background(), Request{Prompt: prompt(50, 3), MaxTokens: 30, Sampler: sampler(t, 0.8, 1, prompt(50, 3))})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ch, err := e.Submit(context.Background(), Request{Prompt: p, MaxTokens: 6, Sampler: sampler(t, 0, 0, p), ScorePrompt: true, PromptTop: 2})
+	ch, err = e.Submit(context.Background(), Request{Prompt: p, MaxTokens: 6, Sampler: sampler(t, 0, 0, p), ScorePrompt: true, PromptTop: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
 	evs := events(t, ch)
 	collect(t, other)
-	if len(evs) != 6 || evs[0].CachedTokens != 0 || len(evs[0].Prompt) != len(p)-1 || evs[1].Prompt != nil {
+	if len(evs) != len(plainEvs) || evs[0].CachedTokens != 0 || len(evs[0].Prompt) != len(p)-1 || evs[1].Prompt != nil {
 		t.Fatalf("%d events, first: cached %d, %d scored", len(evs), evs[0].CachedTokens, len(evs[0].Prompt))
+	}
+	plain := make([]sample.Token, len(plainEvs))
+	for i, ev := range plainEvs {
+		plain[i] = ev.Token
 	}
 	for i, ev := range evs {
 		if ev.Token.ID != plain[i].ID {
