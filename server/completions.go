@@ -11,11 +11,12 @@ import (
 )
 
 // parsePrompt accepts a string, a list of strings, a list of token ids or
-// a list of lists of token ids.
-func (s *Server) parsePrompt(raw json.RawMessage) ([][]int, *apiError) {
+// a list of lists of token ids; texts are the prompts as sent when they
+// were text (nil for token ids).
+func (s *Server) parsePrompt(raw json.RawMessage) (ids [][]int, texts []string, e *apiError) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
-		return nil, badRequest("prompt", "prompt is required")
+		return nil, nil, badRequest("prompt", "prompt is required")
 	}
 	vocab := s.eng.Model().Config().Vocab
 	check := func(ids []int) *apiError {
@@ -35,40 +36,36 @@ func (s *Server) parsePrompt(raw json.RawMessage) ([][]int, *apiError) {
 	var one string
 	if json.Unmarshal(raw, &one) == nil {
 		ids := enc(one)
-		return [][]int{ids}, check(ids)
+		return [][]int{ids}, []string{one}, check(ids)
 	}
-	var ids []int
-	if json.Unmarshal(raw, &ids) == nil {
-		return [][]int{ids}, check(ids)
+	var single []int
+	if json.Unmarshal(raw, &single) == nil {
+		return [][]int{single}, nil, check(single)
 	}
-	var texts []string
 	if json.Unmarshal(raw, &texts) == nil {
 		if len(texts) == 0 {
-			return nil, badRequest("prompt", "prompt is an empty list")
+			return nil, nil, badRequest("prompt", "prompt is an empty list")
 		}
-		var out [][]int
 		for _, t := range texts {
-			ids := enc(t)
-			if err := check(ids); err != nil {
-				return nil, err
+			ids = append(ids, enc(t))
+			if err := check(ids[len(ids)-1]); err != nil {
+				return nil, nil, err
 			}
-			out = append(out, ids)
 		}
-		return out, nil
+		return ids, texts, nil
 	}
-	var lists [][]int
-	if json.Unmarshal(raw, &lists) == nil {
-		if len(lists) == 0 {
-			return nil, badRequest("prompt", "prompt is an empty list")
+	if json.Unmarshal(raw, &ids) == nil {
+		if len(ids) == 0 {
+			return nil, nil, badRequest("prompt", "prompt is an empty list")
 		}
-		for _, l := range lists {
+		for _, l := range ids {
 			if err := check(l); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 		}
-		return lists, nil
+		return ids, nil, nil
 	}
-	return nil, badRequest("prompt", "prompt must be a string, a list of strings, a list of token ids or a list of lists of token ids")
+	return nil, nil, badRequest("prompt", "prompt must be a string, a list of strings, a list of token ids or a list of lists of token ids")
 }
 
 // completionJob is a parsed completions request.
@@ -144,27 +141,26 @@ func (s *Server) parseCompletion(w http.ResponseWriter, r *http.Request) (*compl
 	if job.stops, err = parseStop(req.Stop); err != nil {
 		return nil, err
 	}
-	if job.prompts, err = s.parsePrompt(req.Prompt); err != nil {
+	var texts []string
+	if job.prompts, texts, err = s.parsePrompt(req.Prompt); err != nil {
 		return nil, err
 	}
 	for i, ids := range job.prompts {
 		job.prompts[i] = s.truncate(req.TruncatePromptTokens, ids)
 	}
 	if req.Echo {
-		job.echo = s.echoTexts(req.Prompt, job.prompts, req.TruncatePromptTokens != nil)
+		if req.TruncatePromptTokens != nil {
+			texts = nil // what remains is echoed
+		}
+		job.echo = s.echoTexts(job.prompts, texts)
 	}
 	return job, nil
 }
 
-// echoTexts is each prompt as echo returns it: a text prompt as sent, a
-// prompt of token ids (or a truncated one) decoded.
-func (s *Server) echoTexts(raw json.RawMessage, prompts [][]int, truncated bool) []string {
-	var one string
-	if json.Unmarshal(raw, &one) == nil && !truncated {
-		return []string{one}
-	}
-	var texts []string
-	if json.Unmarshal(raw, &texts) == nil && !truncated {
+// echoTexts is each prompt as echo returns it: the text as sent, or the
+// token ids decoded when it came as ids (texts nil).
+func (s *Server) echoTexts(prompts [][]int, texts []string) []string {
+	if texts != nil {
 		return texts
 	}
 	out := make([]string, len(prompts))

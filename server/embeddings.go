@@ -158,7 +158,7 @@ func (s *Server) parseEmbeddingInput(req *embeddingsRequest) ([][]int, *apiError
 			}
 		}
 	}
-	inputs, err := s.parsePrompt(in)
+	inputs, _, err := s.parsePrompt(in)
 	if err != nil {
 		err.Param = "input"
 		err.Message = "input: " + err.Message
