@@ -121,11 +121,19 @@ func (b *Both) chatWithAudio(w http.ResponseWriter, r *http.Request, fields map[
 	return nil
 }
 
-// speechBody is the /v1/audio/speech body that speaks text as a asks.
+// speechBody is the /v1/audio/speech body that speaks text as a asks: a
+// streamed answer asks for streamed audio, so the speech route's rules for
+// streaming (no speed change) hold. The keys that shape the answer are
+// the chat request's own, not the extras'.
 func (b *Both) speechBody(a *chatAudio, text string) []byte {
 	fields := map[string]any{"model": b.Speech.cfg.ModelName, "input": text, "voice": a.voice, "response_format": chatAudioFormats[a.format]}
+	if a.stream {
+		fields["stream_format"] = "audio"
+	}
 	for k, v := range a.extra {
-		if k != "model" && k != "input" && k != "response_format" && k != "stream" && k != "stream_format" {
+		switch k {
+		case "model", "input", "response_format", "stream", "stream_format", "output_mode":
+		default:
 			fields[k] = v
 		}
 	}

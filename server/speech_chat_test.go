@@ -59,6 +59,16 @@ func TestChatAudioOutput(t *testing.T) {
 	if code != 200 || !bytes.Equal(wav, want) || len(wav) <= 44 {
 		t.Errorf("audio: %d bytes, /v1/audio/speech gives %d (status %d)", len(wav), len(want), code)
 	}
+	// The answer's shape is the chat request's: output_mode among the
+	// audio keys does not turn the audio into codec frames.
+	chat["audio"] = map[string]any{"voice": "aiden", "format": "wav", "seed": 3, "max_new_tokens": 4, "output_mode": "codec_tokens"}
+	code, raw = post("/v1/chat/completions", chat)
+	if err := json.Unmarshal(raw, &spoken); code != 200 || err != nil {
+		t.Fatalf("audio chat with output_mode: %d %v %s", code, err, raw)
+	}
+	if got, _ := base64.StdEncoding.DecodeString(spoken.Choices[0].Message.Audio.Data); !bytes.Equal(got, want) {
+		t.Errorf("with output_mode among the audio keys: %d bytes of audio, want the %d of the WAV", len(got), len(want))
+	}
 
 	for _, c := range []struct {
 		audio  any
@@ -71,6 +81,7 @@ func TestChatAudioOutput(t *testing.T) {
 		{nil, false, "audio"},
 		{map[string]any{"voice": "aiden", "format": "wav"}, true, "audio.format"},
 		{map[string]any{"voice": "nobody", "format": "pcm16"}, true, "audio.voice"},
+		{map[string]any{"voice": "aiden", "format": "pcm16", "speed": 2}, true, "audio.speed"},
 	} {
 		chat["audio"], chat["stream"] = c.audio, c.stream
 		code, raw := post("/v1/chat/completions", chat)
