@@ -95,6 +95,19 @@ func (s *Server) renderOptions(msgs []chat.Message, tools []json.RawMessage, add
 	return opts, nil
 }
 
+// generationPrompt is whether the render opens an assistant turn:
+// add_generation_prompt, true unless given, and false when the final
+// message is continued (the two cannot both be asked for).
+func generationPrompt(add *bool, cont bool) (bool, *apiError) {
+	switch {
+	case cont && add != nil && *add:
+		return false, badRequest("continue_final_message", "continue_final_message and add_generation_prompt cannot both be true")
+	case cont:
+		return false, nil
+	}
+	return add == nil || *add, nil
+}
+
 // parseMessages decodes messages, naming the message (and its field)
 // that is wrong.
 func parseMessages(raw json.RawMessage) ([]chat.Message, *apiError) {
@@ -317,12 +330,9 @@ func (s *Server) parseChat(w http.ResponseWriter, r *http.Request) (*chatJob, *a
 			conv.kwargs["enable_thinking"] = false // the switch Qwen3's and Spark's templates read
 		}
 	}
-	conv.addGen = req.AddGenerationPrompt == nil || *req.AddGenerationPrompt
-	if conv.cont = req.ContinueFinalMessage; conv.cont {
-		if req.AddGenerationPrompt != nil && *req.AddGenerationPrompt {
-			return nil, badRequest("continue_final_message", "continue_final_message and add_generation_prompt cannot both be true")
-		}
-		conv.addGen = false
+	conv.cont = req.ContinueFinalMessage
+	if conv.addGen, err = generationPrompt(req.AddGenerationPrompt, conv.cont); err != nil {
+		return nil, err
 	}
 	conv.single = req.ParallelToolCalls != nil && !*req.ParallelToolCalls
 	job.conv = conv

@@ -59,9 +59,9 @@ func (s *Server) tokenize(w http.ResponseWriter, r *http.Request) {
 			writeError(w, terr)
 			return
 		}
-		addGen := !req.ContinueFinal && (req.AddGenerationPrompt == nil || *req.AddGenerationPrompt)
-		if req.ContinueFinal && req.AddGenerationPrompt != nil && *req.AddGenerationPrompt {
-			writeError(w, badRequest("continue_final_message", "continue_final_message and add_generation_prompt cannot both be true"))
+		addGen, gerr := generationPrompt(req.AddGenerationPrompt, req.ContinueFinal)
+		if gerr != nil {
+			writeError(w, gerr)
 			return
 		}
 		opts, oerr := s.renderOptions(msgs, req.Tools, addGen, req.ChatTemplateKwargs)
