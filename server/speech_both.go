@@ -59,14 +59,16 @@ func (b *Both) routeByModel(llm http.Handler) http.Handler {
 			return
 		}
 		var peek struct {
-			Model string `json:"model"`
+			Model      string          `json:"model"`
+			Modalities json.RawMessage `json:"modalities"`
 		}
 		if json.Unmarshal(body, &peek) == nil && peek.Model == b.Speech.cfg.ModelName {
 			b.Speech.auth(http.HandlerFunc(b.Speech.notText)).ServeHTTP(w, r)
 			return
 		}
+		// Only a chat request that names modalities may ask for audio.
 		var fields map[string]json.RawMessage
-		if r.URL.Path == "/v1/chat/completions" && json.Unmarshal(body, &fields) == nil && fields != nil {
+		if r.URL.Path == "/v1/chat/completions" && len(peek.Modalities) > 0 && json.Unmarshal(body, &fields) == nil && fields != nil {
 			if a, err := audioOf(fields); err != nil || a != nil {
 				b.LLM.auth(apiHandler(func(w http.ResponseWriter, r *http.Request) *apiError {
 					if err != nil {
