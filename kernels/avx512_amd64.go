@@ -145,9 +145,14 @@ func twice(f floatVec4Asm) floatVec4Asm {
 
 // rowsOf8 runs the AVX-512 float kernel f (float_avx512_amd64.s,
 // w4a16_avx512_amd64.s: 8 rows at a time) on the whole groups of 8 rows
-// and the AVX2 kernel base, which gives the same bits, on the rest.
+// and the AVX2 kernel base, which gives the same bits, on the rest (on
+// all of them where avx2OneRow is set).
 func rowsOf8(f, base floatVecAsm) floatVecAsm {
 	return func(out []float32, w []byte, stride, chunks int, x []float32) {
+		if avx2OneRow {
+			base(out, w, stride, chunks, x)
+			return
+		}
 		n := len(out) &^ 7
 		if n > 0 {
 			f(out[:n], w, stride, chunks, x)
@@ -162,11 +167,16 @@ func rowsOf8(f, base floatVecAsm) floatVecAsm {
 // time (gb bytes per group block, xb activation bytes per block): an odd
 // last group runs base's kernel, which gives the same bits. base's pack
 // is kept; its eight-row kernel is dropped (Q6_K: four rows of the
-// AVX-512 kernel measured 1.5x its speed).
+// AVX-512 kernel measured 1.5x its speed). Where avx2OneRow is set, one
+// activation row runs base's kernel throughout.
 func pairedPacked(base *packedKernel, gb, xb int, f1 packVecAsm, f4 packVec4Asm) *packedKernel {
 	k := *base
 	k.vec8 = nil
 	k.vec1 = func(out []float32, w []byte, groups, blocks int, x []byte) {
+		if avx2OneRow {
+			base.vec1(out, w, groups, blocks, x)
+			return
+		}
 		g := groups &^ 1
 		if g > 0 {
 			checkPacked1(out, w, groups, blocks, gb, xb, x)
@@ -195,7 +205,28 @@ func pairedPacked(base *packedKernel, gb, xb int, f1 packVecAsm, f4 packVec4Asm)
 // CPUs, where the products measured 1.08-1.16x the decode speed (Zen 5;
 // the generator's streamInsn and attnType.nta), not on Intel's, where
 // NTA read weights slower.
-func init() { ntaStream = cpuid.CPU.VendorID == cpuid.AMD }
+func init() {
+	ntaStream = cpuid.CPU.VendorID == cpuid.AMD
+	avx2OneRow = halfWidthAVX512()
+}
+
+// halfWidthAVX512 reports a CPU that runs 512-bit operations as two
+// 256-bit halves: AMD's family 0x19 (Zen 4; Zen 3, the family's other
+// members, has no AVX-512). There every AVX-512 one-row product read
+// weights from memory slower than its AVX2 twin, though faster on an L2
+// tile: BenchmarkPackedStream (256 MiB, Zen 4 EPYC, 2 vCPUs, two threads)
+// put Q4_K at 0.69-0.82 of the read probe against AVX2's 0.92-0.94, Q6_K
+// 0.70-0.78 against 0.90-0.95, Q4_0 0.71-0.79 against 0.94-0.99, Q8_0
+// 0.69 against 1.03, and neither the prefetch distance (1, 2 or 4 KiB,
+// or none) nor its instruction (T0, NTA) closed the gap; tg128 of the
+// Qwen3-1.7B-shaped Q4_K_M file rose from 23.6-26.6 to 28-36 tok/s with
+// the AVX2 one-row kernels (level with the avx2 tier's). So decode's
+// one-row products run the AVX2 kernels there and everything with more
+// activation rows keeps AVX-512, which prefills 1.5x faster (pp512 175-180
+// against 108-123 tok/s).
+func halfWidthAVX512() bool {
+	return cpuid.CPU.VendorID == cpuid.AMD && cpuid.CPU.Family == 0x19
+}
 
 // streamVec1 is the one-row kernel t0, or nta where ntaStream is set.
 func streamVec1(t0, nta packVecAsm) packVecAsm {

@@ -61,13 +61,17 @@ func TestAVX512SameBitsAsAVX2(t *testing.T) {
 					}
 					want := run("avx2")
 					// Both prefetch variants of the one-row kernels
-					// (PREFETCHNTA runs on AMD CPUs, T0 on the others).
-					for _, nta := range []bool{false, true} {
-						old := kernels.SetNTAStream(nta)
+					// (PREFETCHNTA runs on AMD CPUs, T0 on the others),
+					// and the AVX2 one-row kernels beside the AVX-512
+					// batch ones (Zen 4).
+					for _, c := range []struct{ nta, avx2OneRow bool }{{false, false}, {true, false}, {false, true}} {
+						oldNTA := kernels.SetNTAStream(c.nta)
+						oldOne := kernels.SetAVX2OneRow(c.avx2OneRow)
 						got := run("avx512")
-						kernels.SetNTAStream(old)
+						kernels.SetNTAStream(oldNTA)
+						kernels.SetAVX2OneRow(oldOne)
 						if j := sameBits(got, want); j >= 0 {
-							t.Fatalf("avx512 (NTA prefetch %v) %v, avx2 %v at %d", nta, got[j], want[j], j)
+							t.Fatalf("avx512 (%+v) %v, avx2 %v at %d", c, got[j], want[j], j)
 						}
 					}
 				})

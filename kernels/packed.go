@@ -270,6 +270,11 @@ var quadVec8 = true
 // (avx512_amd64.go decides per CPU; tests set it both ways).
 var ntaStream = false
 
+// avx2OneRow makes the AVX-512 tier's one-activation-row products
+// (decode's) run the AVX2 tier's kernels, which give the same bits
+// (avx512_amd64.go decides per CPU; tests set it both ways).
+var avx2OneRow = false
+
 var (
 	padActs   = sync.Pool{New: func() any { return new([]byte) }}
 	padOutput = sync.Pool{New: func() any { return new([]float32) }}

@@ -107,6 +107,17 @@ func parseTier(s string) (tier, bool) {
 // "avxvnni", "avx512", "neon", ...).
 func Tier() string { return tier(current.Load()).String() }
 
+// OneRowTier is the tier whose kernels run the one-activation-row
+// products (decode's): the current tier, but for the AVX-512 tier on CPUs
+// where its one-row kernels lose to AVX2's (avx512_amd64.go).
+func OneRowTier() string {
+	t := Tier()
+	if t == tierAVX512.String() && avx2OneRow {
+		return tierAVX2.String()
+	}
+	return t
+}
+
 // TiersAvailable returns the tiers this CPU and build can run, in the
 // order start-up prefers them (the last is "generic"); an opt-in tier
 // (i8mm) is listed where it can run, although it is used only when pinned.

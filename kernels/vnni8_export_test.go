@@ -24,3 +24,11 @@ func SetNTAStream(on bool) bool {
 	ntaStream = on
 	return old
 }
+
+// SetAVX2OneRow makes the AVX-512 tier's one-row products run the AVX2
+// kernels, or its own, and returns the previous setting.
+func SetAVX2OneRow(on bool) bool {
+	old := avx2OneRow
+	avx2OneRow = on
+	return old
+}

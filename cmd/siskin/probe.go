@@ -28,6 +28,9 @@ type probeReport struct {
 	// KernelTiers those this CPU and build can run, preferred first.
 	KernelTier  string   `json:"kernel_tier"`
 	KernelTiers []string `json:"kernel_tiers"`
+	// OneRowTier is the tier whose kernels run decode's one-row products
+	// (the AVX2 ones under avx512 where those read memory faster).
+	OneRowTier string `json:"one_row_tier"`
 }
 
 func probeCmd() *cobra.Command {
@@ -55,7 +58,7 @@ profile "auto" would pick and the weight path it would use.`,
 			set := device.Resolve(auto.Layer())
 			path, why := set.WeightPath(info)
 			rep := probeReport{Info: info, AutoProfile: auto.Base, AutoWhy: auto.Why, Threads: int(set.Int(device.KeyThreads)),
-				WeightPath: string(path), WeightPathWhy: why, KernelTier: kernels.Tier(), KernelTiers: kernels.TiersAvailable()}
+				WeightPath: string(path), WeightPathWhy: why, KernelTier: kernels.Tier(), KernelTiers: kernels.TiersAvailable(), OneRowTier: kernels.OneRowTier()}
 			out := cmd.OutOrStdout()
 			if jsonOut {
 				enc := json.NewEncoder(out)
@@ -146,6 +149,9 @@ func printProbe(w io.Writer, rep probeReport, set device.Settings) {
 		set.Int(device.KeyMaxNumSeqs), set.Int(device.KeyMaxNumBatchedTokens))
 	row("weight path", "%s: %s", rep.WeightPath, rep.WeightPathWhy)
 	row("kernel tier", "%s (this CPU runs: %s; %s=TIER pins one)", rep.KernelTier, probeList(rep.KernelTiers), kernels.EnvKernels)
+	if rep.OneRowTier != rep.KernelTier {
+		row("one-row tier", "%s (decode's one-row products: on this CPU they read memory faster than %s's)", rep.OneRowTier, rep.KernelTier)
+	}
 	tw.Flush()
 }
 
