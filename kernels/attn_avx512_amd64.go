@@ -103,8 +103,8 @@ func axpyF16Heads2AVX512(y []float32, ystride int, p []float32, pstride, n int, 
 func axpyF16Heads4AVX512(y []float32, ystride int, p []float32, pstride, n int, v []uint16, vstride, chunks int, heads, hy, hp, hv, pnear, pfar, pr int)
 
 // The heads kernels' variants that prefetch the cached rows with
-// PREFETCHNTA, which decode runs where ntaStream is set (AMD CPUs;
-// kernels/_gen/attn512.go, attnType.nta).
+// PREFETCHNTA, which decode runs where ntaStream is set (AMD CPUs but
+// Zen 4; kernels/_gen/attn512.go, attnType.nta).
 
 //go:noescape
 func dotF16Heads1AVX512NTA(out []float32, ostride int, q []float32, qstride int, k []uint16, kstride, n, steps int, scale float32, heads, hout, hq, hk, pnear, pfar, pr int)

@@ -204,10 +204,12 @@ func pairedPacked(base *packedKernel, gb, xb int, f1 packVecAsm, f4 packVec4Asm)
 // T0 or T1 (the same instructions otherwise, so the same bits) on AMD
 // CPUs, where the products measured 1.08-1.16x the decode speed (Zen 5;
 // the generator's streamInsn and attnType.nta), not on Intel's, where
-// NTA read weights slower.
+// NTA read weights slower, nor on Zen 4, where the f16 heads kernels read
+// a deep cache at 10.2-10.5 GB/s with NTA against 17.2-17.8 with T0
+// (BenchmarkAttentionHeadsStream, three runs; q8_0 level at 9.5-10.4).
 func init() {
-	ntaStream = cpuid.CPU.VendorID == cpuid.AMD
 	avx2OneRow = halfWidthAVX512()
+	ntaStream = cpuid.CPU.VendorID == cpuid.AMD && !avx2OneRow
 }
 
 // halfWidthAVX512 reports a CPU that runs 512-bit operations as two
