@@ -129,7 +129,7 @@ func TestMeasureBandwidth(t *testing.T) {
 		t.Errorf("took %v", el)
 	}
 	b := measureBandwidth(2, time.Millisecond, 4<<20)
-	if b.Passes < bwMinPasses || b.MinGBs > b.GBs || b.GBs > b.MaxGBs || b.Threads != 2 || b.BufferBytes != 4<<20 {
+	if b.Passes < bwMinPasses || b.MinGBs > b.GBs || b.GBs > b.MaxGBs || b.Threads != 2 || b.BufferBytes != 4<<20 || b.Pattern == "" {
 		t.Errorf("%+v", b)
 	}
 	t.Logf("1 thread: %.1f GB/s; small buffer: %+v", gbs, b)
@@ -160,8 +160,10 @@ func TestSumWords(t *testing.T) {
 			b[i] = uint64(i*i + 1)
 			want += b[i]
 		}
-		if got := SumWords(b); got != want {
-			t.Errorf("n=%d: %d, want %d", n, got, want)
+		for _, p := range ReadPatterns {
+			if got := p.Sum(b); got != want {
+				t.Errorf("%s, n=%d: %d, want %d", p.Name, n, got, want)
+			}
 		}
 	}
 }
@@ -173,5 +175,20 @@ func TestFeatureNamesFor(t *testing.T) {
 	}
 	if len(FeatureNamesFor("riscv64")) != len(FeatureNames) {
 		t.Error("other architectures should list every name")
+	}
+}
+
+func TestBestPattern(t *testing.T) {
+	for _, c := range []struct {
+		rates [][]float64
+		want  int
+	}{
+		{[][]float64{{1, 2, 3}, {2, 3, 4}}, 1},
+		{[][]float64{{5, 6, 9}, {1, 2, 30}}, 0}, // the median decides, not the best pass
+		{[][]float64{{2}, {2}}, 0},              // a tie keeps the first
+	} {
+		if got := BestPattern(c.rates); got != c.want {
+			t.Errorf("%v: %d, want %d", c.rates, got, c.want)
+		}
 	}
 }

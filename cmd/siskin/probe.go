@@ -44,7 +44,8 @@ func probeCmd() *cobra.Command {
 		Short: "Print this machine's CPU features, cores, caches, memory and memory bandwidth",
 		Long: `Print what siskin sees of this machine: CPU features (AVX2 to AMX, NEON to SVE),
 cores, caches, memory, and the main-memory read bandwidth (a read-only sum over a
-buffer several times the L3 size, median of the passes run in --duration), which
+buffer several times the L3 size as one stream a thread and as four, alternated
+for --duration, the faster's median), which
 bounds decode speed: tokens/s <= bandwidth / weight bytes. Also the built-in
 profile "auto" would pick and the weight path it would use.`,
 		Args: cobra.NoArgs,
@@ -135,8 +136,8 @@ func printProbe(w io.Writer, rep probeReport, set device.Settings) {
 		row("amx", "%s", s)
 	}
 	if b := info.Bandwidth; b != nil {
-		row("read bandwidth", "%.1f GB/s (%s, median of %d passes over %s in %.1f s; range %.1f-%.1f)",
-			b.GBs, probePlural(b.Threads, "thread"), b.Passes, probeBytes(b.BufferBytes), b.Duration.Seconds(), b.MinGBs, b.MaxGBs)
+		row("read bandwidth", "%.1f GB/s (%s, %s each, median of its %d passes over %s in %.1f s; range %.1f-%.1f)",
+			b.GBs, probePlural(b.Threads, "thread"), b.Pattern, b.Passes, probeBytes(b.BufferBytes), b.Duration.Seconds(), b.MinGBs, b.MaxGBs)
 	} else {
 		row("read bandwidth", "not measured")
 	}
