@@ -217,10 +217,11 @@ func init() {
 // members, has no AVX-512). There every AVX-512 one-row product read
 // weights from memory slower than its AVX2 twin, though faster on an L2
 // tile: BenchmarkPackedStream (256 MiB, Zen 4 EPYC, 2 vCPUs, two threads)
-// put Q4_K at 0.69-0.82 of the read probe against AVX2's 0.92-0.94, Q6_K
-// 0.70-0.78 against 0.90-0.95, Q4_0 0.71-0.79 against 0.94-0.99, Q8_0
-// 0.69 against 1.03, and neither the prefetch distance (1, 2 or 4 KiB,
-// or none) nor its instruction (T0, NTA) closed the gap; tg128 of the
+// put Q4_K at 0.69-0.82 of the read probe against AVX2's 0.92-0.95, Q6_K
+// 0.70-0.78 against 0.90-0.95, Q4_0 0.71-0.81 against 0.94-0.99 (Q8_0
+// 0.69 and 0.88 against 1.03 and 0.88), and neither the prefetch
+// distance (1, 2 or 4 KiB, or none) nor its instruction (T0, NTA) closed
+// the gap; tg128 of the
 // Qwen3-1.7B-shaped Q4_K_M file rose from 23.6-26.6 to 28-36 tok/s with
 // the AVX2 one-row kernels (level with the avx2 tier's). So decode's
 // one-row products run the AVX2 kernels there and everything with more
