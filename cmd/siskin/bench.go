@@ -44,8 +44,9 @@ test also runs after that many tokens of context, and its repetitions take the d
 with --cpuprofile, which needs a test's repetitions in one span, they run depth by depth.
 
 In the same run it measures the memory read bandwidth (-t goroutines summing a buffer much larger
-than the last-level cache, 1 GiB by default, median of 5 passes) and reports generation as a share
-of the ceiling that bandwidth sets: bandwidth / bytes of weights read per token.
+than the last-level cache, 1 GiB by default, as one stream each and as four, 5 passes of each in
+turn, the faster's median) and reports generation as a share of the ceiling that bandwidth sets:
+bandwidth / bytes of weights read per token.
 
 --tts benchmarks a Qwen3-TTS folder instead (-m DIR with its speech_tokenizer/): one
 utterance of --frames frames, each frame pushed through the codec as it comes;
@@ -130,7 +131,7 @@ is also given as a multiple of one stream's.`,
 	f.IntVarP(&threads, "threads", "t", 0, "threads (default: all CPUs)")
 	f.IntVarP(&reps, "repetitions", "r", 3, "repetitions of each test")
 	f.IntVar(&bwMiB, "bw-mib", 1024, "bandwidth probe buffer in MiB (keep it far above the L3 cache)")
-	f.IntVar(&bwRuns, "bw-runs", 5, "timed passes of the bandwidth probe (the median is reported)")
+	f.IntVar(&bwRuns, "bw-runs", 5, "timed passes of each read pattern of the bandwidth probe (the faster pattern's median is reported)")
 	f.BoolVar(&skipBandwidth, "no-bandwidth", false, "skip the bandwidth probe (no ceiling share)")
 	f.BoolVar(&asJSON, "json", false, "print a JSON array, one object per test")
 	f.Uint64Var(&seed, "seed", 1, "seed of the random prompt and generation tokens")
