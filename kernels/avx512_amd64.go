@@ -30,10 +30,10 @@ func avx512Kernels() map[tensor.Type]*matKernel {
 	m[tensor.Q8_0] = withPacked(m[tensor.Q8_0], pairedPacked(m[tensor.Q8_0].packed, 8*34, 72, q8_0PackVecAVX512, q8_0PackVec4AVX512))
 	m[tensor.Q5_K] = withVec(m[tensor.Q5_K], blockVec(176, 308, q5kVecAVX512), blockVec4(176, 308, q5kVec4AVX512))
 	m[tensor.Q5_K] = withPacked(m[tensor.Q5_K], pairedPacked(m[tensor.Q5_K].packed, 8*176, 308, streamVec1(q5kPackVecAVX512, q5kPackVecAVX512NTA), q5kPackVec4AVX512))
-	m[tensor.F16] = withVec(m[tensor.F16], floatVec(2, f16At, rowsOf8(f16VecAVX512, f16VecAVX2)),
+	m[tensor.F16] = withVec(m[tensor.F16], floatVec(2, f16At, oneRowOf8(f16VecAVX512, f16VecAVX2)),
 		floatVecN(4, 2, f16At, rowsOf6(f16Vec4AVX512, f16Vec4AVX2)))
 	m[tensor.F16].vec8 = floatVecN(8, 2, f16At, rowsOf6(f16Vec8AVX512, twice(f16Vec4AVX2)))
-	m[tensor.BF16] = withVec(m[tensor.BF16], floatVec(2, bf16At, rowsOf8(bf16VecAVX512, bf16VecAVX2)),
+	m[tensor.BF16] = withVec(m[tensor.BF16], floatVec(2, bf16At, oneRowOf8(bf16VecAVX512, bf16VecAVX2)),
 		floatVecN(4, 2, bf16At, rowsOf6(bf16Vec4AVX512, bf16Vec4AVX2)))
 	m[tensor.BF16].vec8 = floatVecN(8, 2, bf16At, rowsOf6(bf16Vec8AVX512, twice(bf16Vec4AVX2)))
 	m[tensor.W4A16] = &matKernel{float: true,
@@ -143,16 +143,30 @@ func twice(f floatVec4Asm) floatVec4Asm {
 	}
 }
 
-// rowsOf8 runs the AVX-512 float kernel f (float_avx512_amd64.s,
-// w4a16_avx512_amd64.s: 8 rows at a time) on the whole groups of 8 rows
-// and the AVX2 kernel base, which gives the same bits, on the rest (on
-// all of them where avx2OneRow is set).
-func rowsOf8(f, base floatVecAsm) floatVecAsm {
+// oneRowOf8 is rowsOf8 for the F16 and BF16 kernels, whose one-row
+// products run base alone where avx2OneRow is set: on the Zen 4 the AVX2
+// kernels read a 1024x3072 matrix (6 MiB) at 1.06-1.21x the AVX-512
+// ones' rate (BenchmarkFloatMatVec, one and two threads). W4A16's
+// AVX-512 kernel, which reads one row's stream, keeps its rows: with the
+// AVX2 one the Qwen3-1.7B shape's tg64 fell from 21.0-21.9 to 18.9-19.1
+// tok/s (two alternated pairs); in two later rounds the AVX-512 one read
+// 25.4-25.7 with T0 prefetch, 23.5-25.3 with NTA, the AVX2 one 19.3-22.6.
+func oneRowOf8(f, base floatVecAsm) floatVecAsm {
+	eights := rowsOf8(f, base)
 	return func(out []float32, w []byte, stride, chunks int, x []float32) {
 		if avx2OneRow {
 			base(out, w, stride, chunks, x)
 			return
 		}
+		eights(out, w, stride, chunks, x)
+	}
+}
+
+// rowsOf8 runs the AVX-512 float kernel f (float_avx512_amd64.s,
+// w4a16_avx512_amd64.s: 8 rows at a time) on the whole groups of 8 rows
+// and the AVX2 kernel base, which gives the same bits, on the rest.
+func rowsOf8(f, base floatVecAsm) floatVecAsm {
+	return func(out []float32, w []byte, stride, chunks int, x []float32) {
 		n := len(out) &^ 7
 		if n > 0 {
 			f(out[:n], w, stride, chunks, x)
@@ -214,19 +228,20 @@ func init() {
 
 // halfWidthAVX512 reports a CPU that runs 512-bit operations as two
 // 256-bit halves: AMD's family 0x19 (Zen 4; Zen 3, the family's other
-// members, has no AVX-512). There every AVX-512 one-row product read
-// weights from memory slower than its AVX2 twin, though faster on an L2
-// tile: BenchmarkPackedStream (256 MiB, Zen 4 EPYC, 2 vCPUs, two threads)
-// put Q4_K at 0.69-0.82 of the read probe against AVX2's 0.92-0.95, Q6_K
+// members, has no AVX-512). There the AVX-512 packed one-row products,
+// which take two groups of rows (two streams) a step, read weights from
+// memory slower than their AVX2 twins, though faster on an L2 tile:
+// BenchmarkPackedStream (256 MiB, Zen 4 EPYC, 2 vCPUs, two threads) put
+// Q4_K at 0.69-0.82 of the read probe against AVX2's 0.92-0.95, Q6_K
 // 0.70-0.78 against 0.90-0.95, Q4_0 0.71-0.81 against 0.94-0.99 (Q8_0
 // 0.69 and 0.88 against 1.03 and 0.88), and neither the prefetch
 // distance (1, 2 or 4 KiB, or none) nor its instruction (T0, NTA) closed
-// the gap; tg128 of the
-// Qwen3-1.7B-shaped Q4_K_M file rose from 23.6-26.6 to 28-36 tok/s with
-// the AVX2 one-row kernels (level with the avx2 tier's). So decode's
-// one-row products run the AVX2 kernels there and everything with more
-// activation rows keeps AVX-512, which prefills 1.5x faster (pp512 175-180
-// against 108-123 tok/s).
+// the gap; tg128 of the Qwen3-1.7B-shaped Q4_K_M file rose from
+// 23.6-26.6 to 28-36 tok/s with the AVX2 one-row kernels (level with the
+// avx2 tier's). So decode's one-row products run the AVX2 kernels there
+// (the F16 and BF16 ones too: oneRowOf8), and everything with more
+// activation rows keeps AVX-512, which prefills 1.5x faster (pp512
+// 175-180 against 108-123 tok/s).
 func halfWidthAVX512() bool {
 	return cpuid.CPU.VendorID == cpuid.AMD && cpuid.CPU.Family == 0x19
 }

@@ -271,8 +271,9 @@ var quadVec8 = true
 var ntaStream = false
 
 // avx2OneRow makes the AVX-512 tier's one-activation-row products
-// (decode's) run the AVX2 tier's kernels, which give the same bits
-// (avx512_amd64.go decides per CPU; tests set it both ways).
+// (decode's) of packed, F16 and BF16 weights run the AVX2 tier's
+// kernels, which give the same bits (avx512_amd64.go decides per CPU;
+// tests set it both ways).
 var avx2OneRow = false
 
 var (
