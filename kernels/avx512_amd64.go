@@ -150,7 +150,8 @@ func twice(f floatVec4Asm) floatVec4Asm {
 // AVX-512 kernel, which reads one row's stream, keeps its rows: with the
 // AVX2 one the Qwen3-1.7B shape's tg64 fell from 21.0-21.9 to 18.9-19.1
 // tok/s (two alternated pairs); in two later rounds the AVX-512 one read
-// 25.4-25.7 with T0 prefetch, 23.5-25.3 with NTA, the AVX2 one 19.3-22.6.
+// 25.4-25.7 with T0 prefetch and 23.5-25.3 with NTA (beside T0 for
+// attention), 19.3-22.6 with NTA for both as before.
 func oneRowOf8(f, base floatVecAsm) floatVecAsm {
 	eights := rowsOf8(f, base)
 	return func(out []float32, w []byte, stride, chunks int, x []float32) {
